@@ -5,6 +5,7 @@ production swaps each by environment variables (see the README).
 """
 
 import os
+import shutil
 from pathlib import Path
 
 import dj_database_url
@@ -208,3 +209,16 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
 }
+
+# The virtual device (devices/virtual/): the embedded default device, the demo and the test double.
+WAYPOINT_VIRTUAL_DEVICE = envbool("WAYPOINT_VIRTUAL_DEVICE")
+WAYPOINT_VIRTUAL_DEVICE_HOST = os.getenv("WAYPOINT_VIRTUAL_DEVICE_HOST", "127.0.0.1")
+WAYPOINT_VIRTUAL_DEVICE_PORT = envint("WAYPOINT_VIRTUAL_DEVICE_PORT", 6520)
+WAYPOINT_VIRTUAL_APPS = envlist("WAYPOINT_VIRTUAL_APPS")  # empty: every demo app
+WAYPOINT_VIRTUAL_SEED = envint("WAYPOINT_VIRTUAL_SEED", 0)
+WAYPOINT_VIRTUAL_SIZE = os.getenv("WAYPOINT_VIRTUAL_SIZE", "1080x2400")
+# Chromium for the virtual device's screens and browser tests: the system's when found,
+# otherwise Playwright's own (where the internet allowed installing it).
+CHROMIUM_PATH = os.getenv("CHROMIUM_PATH") or (
+    shutil.which("chromium") or shutil.which("chromium-browser") or ""
+)
