@@ -1,0 +1,59 @@
+"""Permission-checked getters: every view and API endpoint fetches objects through these."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from .models import Job, Project, Role, Trajectory
+
+
+class AccessDenied(Exception):
+    """The user may see the object but not do this to it."""
+
+
+def projects_of(user) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user)
+
+
+def role_in(project: Project, user) -> str | None:
+    if user.is_superuser:
+        return Role.ADMIN
+    return project.role_of(user)
+
+
+def access_project(user, project_id, *, roles: tuple[str, ...] | None = None) -> Project:
+    """The project if the user is a member (with one of ``roles``); outsiders get a 404."""
+    try:
+        project = projects_of(user).get(pk=project_id)
+    except (Project.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such project") from None
+    if roles is not None and role_in(project, user) not in roles:
+        raise AccessDenied(f"This needs one of the roles: {', '.join(roles)}")
+    return project
+
+
+def trajectories_of(user) -> QuerySet[Trajectory]:
+    return Trajectory.objects.filter(project__in=projects_of(user))
+
+
+def access_trajectory(user, trajectory_id) -> Trajectory:
+    try:
+        return (
+            trajectories_of(user)
+            .select_related("project", "task", "recorded_by")
+            .get(pk=trajectory_id)
+        )
+    except (Trajectory.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such trajectory") from None
+
+
+def access_job(user, job_id) -> Job:
+    try:
+        return Job.objects.select_related("project").get(pk=job_id, project__in=projects_of(user))
+    except (Job.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such job") from None

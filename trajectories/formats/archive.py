@@ -1,0 +1,164 @@
+"""Import sources: a folder, a .zip or a .tar archive, opened safely.
+
+Archives are unpacked into a temporary folder with every member checked first: no path may
+escape the folder, no links or devices, no file over ``WAYPOINT_MAX_FILE_BYTES`` and no more
+than ``WAYPOINT_MAX_UPLOAD_BYTES`` in all (a zip bomb is refused before it is written).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+
+from ..validation import InvalidData
+
+
+def _human(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_file_size(size: int, where: str) -> None:
+    limit = settings.WAYPOINT_MAX_FILE_BYTES
+    if size > limit:
+        raise InvalidData(
+            f"{where}: file is {_human(size)}, over the limit of {_human(limit)} "
+            "(WAYPOINT_MAX_FILE_BYTES)"
+        )
+
+
+def _safe_member_path(name: str, archive: str) -> PurePosixPath:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise InvalidData(f"{archive}: member {name!r} would be written outside the archive folder")
+    return path
+
+
+def _check_total(total: int, archive: str) -> None:
+    limit = settings.WAYPOINT_MAX_UPLOAD_BYTES
+    if total > limit:
+        raise InvalidData(
+            f"{archive}: unpacks to more than {_human(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
+        )
+
+
+def _unpack_zip(source: Path, dest: Path) -> None:
+    try:
+        archive = zipfile.ZipFile(source)
+    except zipfile.BadZipFile as exc:
+        raise InvalidData(f"{source.name}: not a readable zip archive ({exc})") from exc
+    with archive:
+        members = archive.infolist()
+        total = 0
+        for info in members:
+            path = _safe_member_path(info.filename, source.name)
+            mode = info.external_attr >> 16
+            if mode and (mode & 0o170000) == 0o120000:
+                raise InvalidData(f"{source.name}: member {info.filename!r} is a symbolic link")
+            if not info.is_dir():
+                check_file_size(info.file_size, f"{source.name}: {path}")
+                total += info.file_size
+        _check_total(total, source.name)
+        for info in members:
+            path = _safe_member_path(info.filename, source.name)
+            target = dest.joinpath(*path.parts)
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with archive.open(info) as src, open(target, "wb") as out:
+                    # zipfile stops at the declared size and checks the CRC.
+                    shutil.copyfileobj(src, out)
+            except (zipfile.BadZipFile, EOFError, OSError) as exc:
+                raise InvalidData(f"{source.name}: member {path} is damaged ({exc})") from exc
+
+
+def _unpack_tar(source: Path, dest: Path) -> None:
+    try:
+        archive = tarfile.open(source)
+    except (tarfile.TarError, OSError) as exc:
+        raise InvalidData(f"{source.name}: not a readable tar archive ({exc})") from exc
+    with archive:
+        try:
+            members = archive.getmembers()
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+        total = 0
+        for member in members:
+            path = _safe_member_path(member.name, source.name)
+            if member.issym() or member.islnk():
+                raise InvalidData(f"{source.name}: member {member.name!r} is a link")
+            if not (member.isfile() or member.isdir()):
+                raise InvalidData(f"{source.name}: member {member.name!r} is not a regular file")
+            if member.isfile():
+                check_file_size(member.size, f"{source.name}: {path}")
+                total += member.size
+        _check_total(total, source.name)
+        try:
+            archive.extractall(dest, members=members, filter="data")
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+
+
+@contextlib.contextmanager
+def open_source(source: Path) -> Iterator[Path]:
+    """Yield a folder holding the import: ``source`` itself or an archive unpacked safely."""
+    source = Path(source)
+    if not source.exists():
+        raise InvalidData(f"{source}: no such file or folder")
+    if source.is_dir():
+        yield source
+        return
+    check_size = source.stat().st_size
+    if check_size > settings.WAYPOINT_MAX_UPLOAD_BYTES:
+        _check_total(check_size, source.name)
+    with tempfile.TemporaryDirectory(prefix="waypoint-import-") as tmp:
+        dest = Path(tmp)
+        if zipfile.is_zipfile(source):
+            _unpack_zip(source, dest)
+        elif _is_tar(source):
+            _unpack_tar(source, dest)
+        else:
+            raise InvalidData(f"{source.name}: not a folder, a .zip or a .tar archive")
+        yield _content_root(dest)
+
+
+def _is_tar(source: Path) -> bool:
+    try:
+        return tarfile.is_tarfile(source)
+    except OSError:
+        return False
+
+
+def _content_root(folder: Path) -> Path:
+    """An archive of one top folder holds the import inside that folder."""
+    entries = [p for p in folder.iterdir() if not p.name.startswith(("__MACOSX", "."))]
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    return folder
+
+
+def read_file(folder: Path, relative: str, where: str) -> bytes:
+    """Read a file named inside an import, refusing paths that leave the folder."""
+    path = _safe_member_path(relative, where)
+    target = folder.joinpath(*path.parts)
+    try:
+        resolved = target.resolve()
+        resolved.relative_to(folder.resolve())
+    except ValueError:
+        raise InvalidData(f"{where}: path {relative!r} leaves the import folder") from None
+    if not target.is_file():
+        raise InvalidData(f"{where}: file {relative!r} is missing")
+    check_file_size(target.stat().st_size, f"{where}: {relative}")
+    return target.read_bytes()

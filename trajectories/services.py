@@ -1,0 +1,255 @@
+"""Every write that matters: validate, write in a transaction, record the audit event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from .blobs import put_blobs, sha256_hex
+from .models import (
+    Anchor,
+    AnchorLink,
+    AuditEvent,
+    Membership,
+    MemoryTarget,
+    Project,
+    Role,
+    Screen,
+    Step,
+    Subgoal,
+    Task,
+    Trajectory,
+)
+from .records import TaskRecord, TrajectoryRecord
+from .validation import InvalidData, check_choice, check_trajectory_record, fail
+
+
+def record_event(
+    kind: str,
+    *,
+    actor=None,
+    project: Project | None = None,
+    trajectory: Trajectory | None = None,
+    obj: Any = None,
+    before: Any = None,
+    after: Any = None,
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        kind=kind,
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        project=project or (trajectory.project if trajectory else None),
+        trajectory=trajectory,
+        object_type=type(obj).__name__ if obj is not None else "",
+        object_id=str(obj.pk) if obj is not None else "",
+        before=before,
+        after=after,
+    )
+
+
+@transaction.atomic
+def do_create_project(name: str, owner, description: str = "") -> Project:
+    name = name.strip()
+    if not name:
+        raise InvalidData("name: must not be empty")
+    project = Project.objects.create(name=name, description=description, created_by=owner)
+    Membership.objects.create(project=project, user=owner, role=Role.ADMIN)
+    record_event("project.created", actor=owner, project=project, obj=project, after={"name": name})
+    return project
+
+
+@transaction.atomic
+def do_set_membership(project: Project, user, role: str, actor) -> Membership:
+    check_choice(role, Role.values, "role")
+    membership, created = Membership.objects.get_or_create(
+        project=project, user=user, defaults={"role": role}
+    )
+    before = None if created else {"role": membership.role}
+    if not created:
+        if membership.role == role:
+            return membership
+        membership.role = role
+        membership.save(update_fields=["role"])
+    record_event(
+        "membership.set",
+        actor=actor,
+        project=project,
+        obj=membership,
+        before=before,
+        after={"user": user.username, "role": role},
+    )
+    return membership
+
+
+def get_or_create_task(project: Project, record: TaskRecord) -> Task:
+    task, _ = Task.objects.get_or_create(
+        project=project,
+        uid=record.uid,
+        defaults={
+            "goal": record.goal,
+            "apps": record.apps,
+            "intent": record.intent,
+            "difficulty": record.difficulty,
+            "gold_answer": record.gold_answer,
+            "grading_rule": record.grading_rule,
+            "memory_items": record.memory_items,
+        },
+    )
+    return task
+
+
+def do_import_trajectory(
+    project: Project, record: TrajectoryRecord, actor=None, where: str = ""
+) -> tuple[Trajectory, bool]:
+    """Write a whole trajectory, or nothing; importing it again changes nothing.
+
+    Returns the trajectory and whether it was created by this call.
+    """
+    check_trajectory_record(record, where)
+    existing = Trajectory.objects.filter(uid=record.uid).select_related("project").first()
+    if existing is not None:
+        if existing.project_id != project.pk:
+            raise fail(
+                where,
+                f"trajectory {record.uid} already exists in another project "
+                f"({existing.project.name})",
+            )
+        return existing, False
+
+    # Blob files first (outside the transaction: a stray file is harmless, a row
+    # pointing at a missing file is not).
+    items = []
+    for screen in record.screens:
+        items.append((screen.screenshot, screen.screenshot_type))
+        if screen.ui_xml is not None:
+            items.append((screen.ui_xml, "text/xml"))
+    blobs = put_blobs(items)
+
+    users = get_user_model().objects
+    recorder = users.filter(username=record.recorded_by).first() if record.recorded_by else None
+    with transaction.atomic():
+        task = get_or_create_task(project, record.task)
+        device = record.device
+        trajectory = Trajectory.objects.create(
+            project=project,
+            task=task,
+            uid=record.uid,
+            device_serial=device.get("serial", ""),
+            device_model=device.get("model", ""),
+            android_version=device.get("android_version", ""),
+            screen_width=device.get("width", 0),
+            screen_height=device.get("height", 0),
+            density=device.get("density", 0),
+            recorded_by=recorder,
+            recorder_name=record.recorded_by or "",
+            source=record.source,
+            status=record.status,
+            outcome=record.outcome,
+            step_count=len(record.steps),
+            metadata=record.metadata,
+            recorded_at=record.recorded_at,
+        )
+        screens = Screen.objects.bulk_create(
+            [
+                Screen(
+                    trajectory=trajectory,
+                    screenshot=blobs[sha256_hex(s.screenshot)],
+                    ui_xml=blobs[sha256_hex(s.ui_xml)] if s.ui_xml is not None else None,
+                    width=s.width,
+                    height=s.height,
+                    package=s.package,
+                    activity=s.activity,
+                    captured_at=s.captured_at,
+                    features=s.features,
+                    visible_memory=s.visible_memory,
+                )
+                for s in record.screens
+            ]
+        )
+        Step.objects.bulk_create(
+            [
+                Step(
+                    trajectory=trajectory,
+                    index=s.index,
+                    screen=screens[s.screen],
+                    action_type=s.action["type"],
+                    action={k: v for k, v in s.action.items() if k != "type"},
+                    target=s.target,
+                    thought=s.thought,
+                    summary=s.summary,
+                    memory=s.memory,
+                    trainable=s.trainable,
+                    action_sent_at=s.action_sent_at,
+                    settled_at=s.settled_at,
+                )
+                for s in record.steps
+            ]
+        )
+        if record.final_screen is not None:
+            trajectory.final_screen = screens[record.final_screen]
+            trajectory.save(update_fields=["final_screen"])
+        Subgoal.objects.bulk_create(
+            [
+                Subgoal(
+                    trajectory=trajectory,
+                    start=g["start"],
+                    end=g["end"],
+                    text=g.get("text", ""),
+                    effect=g.get("effect", ""),
+                    behaviour=g.get("behaviour", ""),
+                    success=g.get("success", "") or "",
+                    origin=g.get("origin", "human"),
+                )
+                for g in record.subgoals
+            ]
+        )
+        MemoryTarget.objects.bulk_create(
+            [
+                MemoryTarget(
+                    trajectory=trajectory,
+                    key=m["key"],
+                    value=m["value"],
+                    encode_step=m["encode_step"],
+                    evidence=m.get("evidence", {}),
+                    retrieve_steps=sorted(set(m.get("retrieve_steps", []))),
+                )
+                for m in record.memory_targets
+            ]
+        )
+        anchors = {
+            a.key: a
+            for a in Anchor.objects.bulk_create(
+                [
+                    Anchor(
+                        trajectory=trajectory,
+                        key=a["id"],
+                        step_index=a["step"],
+                        type=a["type"],
+                        content=a["content"],
+                        description=a.get("description", ""),
+                        evidence=a.get("evidence", {}),
+                    )
+                    for a in record.anchors
+                ]
+            )
+        }
+        AnchorLink.objects.bulk_create(
+            [
+                AnchorLink(
+                    source=anchors[link["source"]],
+                    target=anchors[link["target"]],
+                    relation=link["relation"],
+                    critical=link.get("critical", False),
+                )
+                for link in record.anchor_links
+            ]
+        )
+        record_event(
+            "trajectory.imported",
+            actor=actor,
+            trajectory=trajectory,
+            obj=trajectory,
+            after={"uid": record.uid, "steps": len(record.steps), "source": record.source},
+        )
+    return trajectory, True

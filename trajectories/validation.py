@@ -1,0 +1,307 @@
+"""Every rule about a trajectory's content, in one place.
+
+Each ``check_*`` function raises :class:`InvalidData` naming the offending place (``where``
+is a prefix such as ``"line 3: steps[4].action"``) and returns the normalised value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .models import ActionType, AnchorType, Relation, SubgoalSuccess
+
+
+class InvalidData(ValueError):
+    """Input that breaks a rule of the domain; the message names the place."""
+
+
+def field_at(where: str, field: str) -> str:
+    """Name a field inside a place: ``"line 3:"`` + ``"task"`` or ``"task"`` + ``"goal"``."""
+    if not where:
+        return field
+    return f"{where} {field}" if where.endswith(":") else f"{where}.{field}"
+
+
+def fail(where: str, message: str) -> InvalidData:
+    if not where:
+        return InvalidData(message)
+    return InvalidData(f"{where} {message}" if where.endswith(":") else f"{where}: {message}")
+
+
+def _int(value: Any, where: str, *, minimum: int | None = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(where, f"must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise fail(where, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _str(value: Any, where: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise fail(where, f"must be a string, got {type(value).__name__}")
+    if not allow_empty and not value:
+        raise fail(where, "must not be empty")
+    return value
+
+
+# Required fields of each action type, and the optional ones, with their kinds.
+ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    ActionType.CLICK: ({"x": "int", "y": "int"}, {}),
+    ActionType.LONG_PRESS: ({"x": "int", "y": "int"}, {"duration_ms": "int"}),
+    ActionType.SWIPE: (
+        {"x": "int", "y": "int", "x2": "int", "y2": "int"},
+        {"duration_ms": "int"},
+    ),
+    ActionType.TYPE: ({"text": "str"}, {}),
+    ActionType.KEY: ({"keycode": "str"}, {}),
+    ActionType.BACK: ({}, {}),
+    ActionType.HOME: ({}, {}),
+    ActionType.ENTER: ({}, {}),
+    ActionType.OPEN_APP: ({"package": "str"}, {"app_label": "str"}),
+    ActionType.WAIT: ({"duration_ms": "int"}, {}),
+    ActionType.ANSWER: ({"text": "str"}, {}),
+    ActionType.TERMINATE: ({"status": "str"}, {}),
+}
+TERMINATE_STATUSES = ("success", "failure")
+
+
+def check_action(action: Any, where: str = "action") -> tuple[str, dict[str, Any]]:
+    """Validate a canonical action ``{"type": ..., fields...}``; return (type, fields)."""
+    if not isinstance(action, Mapping):
+        raise fail(where, f"must be an object, got {type(action).__name__}")
+    action_type = action.get("type")
+    if action_type not in ACTION_FIELDS:
+        known = ", ".join(ACTION_FIELDS)
+        raise fail(field_at(where, "type"), f"unknown action type {action_type!r} (known: {known})")
+    required, optional = ACTION_FIELDS[action_type]
+    fields: dict[str, Any] = {}
+    for name, value in action.items():
+        if name == "type":
+            continue
+        kind = required.get(name) or optional.get(name)
+        if kind is None:
+            raise fail(field_at(where, name), f"is not a field of a {action_type} action")
+        if kind == "int":
+            fields[name] = _int(value, field_at(where, name))
+        else:
+            # Typed text may legitimately be empty only for nothing: an empty type is no action.
+            fields[name] = _str(value, field_at(where, name))
+    for name in required:
+        if name not in fields:
+            raise fail(field_at(where, name), f"is required for a {action_type} action")
+    if action_type == ActionType.TERMINATE and fields["status"] not in TERMINATE_STATUSES:
+        raise fail(
+            field_at(where, "status"), f"must be one of success, failure, got {fields['status']!r}"
+        )
+    return action_type, fields
+
+
+def swipe_direction(fields: Mapping[str, int]) -> str:
+    dx, dy = fields["x2"] - fields["x"], fields["y2"] - fields["y"]
+    if abs(dx) >= abs(dy):
+        return "right" if dx >= 0 else "left"
+    return "down" if dy >= 0 else "up"
+
+
+def check_point_on_screen(
+    fields: Mapping[str, Any], width: int, height: int, where: str = "action"
+) -> None:
+    """Coordinates are pixels of the step's screenshot: they must lie on it."""
+    for xk, yk in (("x", "y"), ("x2", "y2")):
+        if xk in fields and not (0 <= fields[xk] < width and 0 <= fields[yk] < height):
+            raise fail(
+                where,
+                f"point ({fields[xk]}, {fields[yk]}) lies outside the {width}x{height} screenshot",
+            )
+
+
+def check_bounds(value: Any, where: str) -> list[int]:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 4
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+    ):
+        raise fail(where, f"must be four integers [x1, y1, x2, y2], got {value!r}")
+    x1, y1, x2, y2 = value
+    if x2 < x1 or y2 < y1:
+        raise fail(where, f"must have x2 >= x1 and y2 >= y1, got {list(value)}")
+    return list(value)
+
+
+def check_subgoals(
+    ranges: Iterable[tuple[int, int]], step_count: int, where: str = "subgoals"
+) -> None:
+    """Subgoal ranges ``[start, end]`` stay inside the trajectory and never overlap."""
+    ordered = sorted(enumerate(ranges), key=lambda item: item[1])
+    previous: tuple[int, tuple[int, int]] | None = None
+    for position, (start, end) in ordered:
+        place = f"{where}[{position}]"
+        if start > end:
+            raise fail(place, f"start {start} is after end {end}")
+        if end >= step_count:
+            raise fail(
+                place,
+                f"range [{start}, {end}] ends past the last step ({step_count - 1})"
+                if step_count
+                else f"range [{start}, {end}] but the trajectory has no steps",
+            )
+        if previous is not None and start <= previous[1][1]:
+            other, (ostart, oend) = previous
+            raise fail(
+                place,
+                f"range [{start}, {end}] overlaps {where}[{other}] [{ostart}, {oend}]",
+            )
+        previous = (position, (start, end))
+
+
+def check_success(value: Any, where: str) -> str:
+    if value in ("", None):
+        return ""
+    if value not in SubgoalSuccess.values:
+        raise fail(where, f"must be one of yes, no, uncertain, got {value!r}")
+    return value
+
+
+def check_step_index(value: Any, step_count: int, where: str) -> int:
+    index = _int(value, where)
+    if index >= step_count:
+        raise fail(where, f"step {index} does not exist (the trajectory has {step_count} steps)")
+    return index
+
+
+def check_memory_target(
+    encode_step: int, retrieve_steps: Iterable[int], step_count: int, where: str
+) -> list[int]:
+    check_step_index(encode_step, step_count, field_at(where, "encode_step"))
+    checked = []
+    for i, step in enumerate(retrieve_steps):
+        place = f"{field_at(where, 'retrieve_steps')}[{i}]"
+        check_step_index(step, step_count, place)
+        if step <= encode_step:
+            raise fail(place, f"step {step} is not after the encode step {encode_step}")
+        checked.append(step)
+    return sorted(set(checked))
+
+
+def check_anchor_type(value: Any, where: str) -> str:
+    if value not in AnchorType.values:
+        raise fail(where, f"unknown anchor type {value!r} (known: {', '.join(AnchorType.values)})")
+    return value
+
+
+def check_relation(value: Any, where: str) -> str:
+    if value not in Relation.values:
+        raise fail(where, f"unknown relation {value!r} (known: {', '.join(Relation.values)})")
+    return value
+
+
+def check_anchor_link(
+    source: str, target: str, anchor_keys: set[str] | Mapping[str, Any], where: str
+) -> None:
+    """Links join anchors of the same trajectory, and an anchor never links to itself."""
+    for field, key in (("source", source), ("target", target)):
+        if key not in anchor_keys:
+            raise fail(
+                field_at(where, field),
+                f"anchor {key!r} is not an anchor of this trajectory",
+            )
+    if source == target:
+        raise fail(where, f"anchor {source!r} links to itself")
+
+
+def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
+    allowed = list(choices)
+    if value not in allowed:
+        raise fail(where, f"must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def check_trajectory_record(record: Any, where: str = "") -> None:
+    """Every rule a whole trajectory must satisfy before anything of it is written.
+
+    ``record`` is a :class:`trajectories.records.TrajectoryRecord`.
+    """
+    from .models import Difficulty, GradingRule, Intent, Outcome, Source, Status
+
+    task = record.task
+    _str(task.uid, field_at(where, "task.uid"))
+    _str(task.goal, field_at(where, "task.goal"))
+    if task.intent:
+        check_choice(task.intent, Intent.values, field_at(where, "task.intent"))
+    if task.difficulty:
+        check_choice(task.difficulty, Difficulty.values, field_at(where, "task.difficulty"))
+    check_choice(task.grading_rule, GradingRule.values, field_at(where, "task.grading_rule"))
+    check_choice(record.source, Source.values, field_at(where, "source"))
+    check_choice(record.status, Status.values, field_at(where, "status"))
+    check_choice(record.outcome, Outcome.values, field_at(where, "outcome"))
+
+    screen_count = len(record.screens)
+    for i, screen in enumerate(record.screens):
+        place = f"{field_at(where, 'screens')}[{i}]"
+        _int(screen.width, f"{place}.width", minimum=1)
+        _int(screen.height, f"{place}.height", minimum=1)
+    if record.final_screen is not None and not 0 <= record.final_screen < screen_count:
+        raise fail(field_at(where, "final_screen"), f"screen {record.final_screen} does not exist")
+
+    for position, step in enumerate(record.steps):
+        place = f"{field_at(where, 'steps')}[{position}]"
+        if step.index != position:
+            raise fail(
+                f"{place}.index",
+                f"steps out of order: expected index {position}, got {step.index}",
+            )
+        if not (isinstance(step.screen, int) and 0 <= step.screen < screen_count):
+            raise fail(f"{place}.screen", f"screen {step.screen!r} does not exist")
+        action_type, fields = check_action(step.action, f"{place}.action")
+        screen = record.screens[step.screen]
+        check_point_on_screen(fields, screen.width, screen.height, f"{place}.action")
+        if step.target is not None:
+            if not isinstance(step.target, Mapping):
+                raise fail(f"{place}.target", "must be an object")
+            if "bounds" in step.target:
+                check_bounds(step.target["bounds"], f"{place}.target.bounds")
+
+    step_count = len(record.steps)
+    ranges = []
+    for i, subgoal in enumerate(record.subgoals):
+        place = f"{field_at(where, 'subgoals')}[{i}]"
+        ranges.append(
+            (
+                _int(subgoal.get("start"), f"{place}.start"),
+                _int(subgoal.get("end"), f"{place}.end"),
+            )
+        )
+        check_success(subgoal.get("success", ""), f"{place}.success")
+    check_subgoals(ranges, step_count, field_at(where, "subgoals"))
+
+    for i, target in enumerate(record.memory_targets):
+        place = f"{field_at(where, 'memory_targets')}[{i}]"
+        _str(target.get("key"), f"{place}.key")
+        _str(target.get("value"), f"{place}.value", allow_empty=True)
+        retrieve = target.get("retrieve_steps", [])
+        if not isinstance(retrieve, list):
+            raise fail(f"{place}.retrieve_steps", "must be a list of step indices")
+        check_memory_target(target.get("encode_step"), retrieve, step_count, place)
+
+    keys: set[str] = set()
+    for i, anchor in enumerate(record.anchors):
+        place = f"{field_at(where, 'anchors')}[{i}]"
+        key = _str(anchor.get("id"), f"{place}.id")
+        if key in keys:
+            raise fail(f"{place}.id", f"duplicate anchor id {key!r}")
+        keys.add(key)
+        check_step_index(anchor.get("step"), step_count, f"{place}.step")
+        check_anchor_type(anchor.get("type"), f"{place}.type")
+        _str(anchor.get("content"), f"{place}.content")
+    seen_links = set()
+    for i, link in enumerate(record.anchor_links):
+        place = f"{field_at(where, 'anchor_links')}[{i}]"
+        check_anchor_link(link.get("source"), link.get("target"), keys, place)
+        check_relation(link.get("relation"), f"{place}.relation")
+        if not isinstance(link.get("critical", False), bool):
+            raise fail(f"{place}.critical", "must be true or false")
+        triple = (link["source"], link["target"], link["relation"])
+        if triple in seen_links:
+            raise fail(place, f"duplicate link {triple[0]} -{triple[2]}-> {triple[1]}")
+        seen_links.add(triple)
