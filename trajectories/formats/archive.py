@@ -20,7 +20,7 @@ from django.conf import settings
 from ..validation import InvalidData
 
 
-def _human(size: int) -> str:
+def human_size(size: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if size < 1024 or unit == "GiB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -32,7 +32,7 @@ def check_file_size(size: int, where: str) -> None:
     limit = settings.WAYPOINT_MAX_FILE_BYTES
     if size > limit:
         raise InvalidData(
-            f"{where}: file is {_human(size)}, over the limit of {_human(limit)} "
+            f"{where}: file is {human_size(size)}, over the limit of {human_size(limit)} "
             "(WAYPOINT_MAX_FILE_BYTES)"
         )
 
@@ -48,7 +48,7 @@ def _check_total(total: int, archive: str) -> None:
     limit = settings.WAYPOINT_MAX_UPLOAD_BYTES
     if total > limit:
         raise InvalidData(
-            f"{archive}: unpacks to more than {_human(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
+            f"{archive}: unpacks to more than {human_size(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
         )
 
 

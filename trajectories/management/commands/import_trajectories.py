@@ -1,0 +1,43 @@
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from trajectories.formats import IMPORTERS, import_trajectories
+from trajectories.models import Project
+from trajectories.validation import InvalidData
+
+
+class Command(BaseCommand):
+    help = "Import trajectories from a folder, .zip or .tar (waypoint native or DroidBot output)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("source", help="A folder, .zip or .tar archive.")
+        parser.add_argument("--project", required=True, type=int, help="Project id.")
+        parser.add_argument("--format", default="waypoint", choices=sorted(IMPORTERS))
+        parser.add_argument("--user", help="Username recorded as the importer.")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(pk=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with id {options['project']}")
+        actor = None
+        if options["user"]:
+            actor = get_user_model().objects.filter(username=options["user"]).first()
+            if actor is None:
+                raise CommandError(f"no user named {options['user']!r}")
+
+        def progress(done: int, total: int) -> None:
+            if self.verbosity > 1:
+                self.stderr.write(f"\r{done}/{total}", ending="")
+
+        try:
+            counts = import_trajectories(
+                project, Path(options["source"]), options["format"], actor=actor, progress=progress
+            )
+        except InvalidData as exc:
+            raise CommandError(f"import failed, nothing was imported: {exc}") from None
+        self.stdout.write(
+            f"imported {counts['created']} trajectories ({counts['steps']} steps); "
+            f"{counts['existing']} were already present"
+        )
