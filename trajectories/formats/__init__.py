@@ -17,7 +17,7 @@ from ..models import Project, Trajectory
 from ..records import TrajectoryRecord
 from ..services import do_import_trajectory
 from ..validation import InvalidData, check_trajectory_record
-from . import waypoint
+from . import droidbot, waypoint
 from .archive import open_source
 
 Reader = Callable[[Path], Iterator[tuple[str, TrajectoryRecord]]]
@@ -26,7 +26,7 @@ Exporter = Callable[..., dict[str, Any]]
 
 IMPORTERS: dict[str, tuple[Reader, Counter]] = {
     "waypoint": (waypoint.read_waypoint, waypoint.count_lines),
-    # "droidbot" is registered by trajectories.formats.droidbot
+    "droidbot": (droidbot.read_droidbot, droidbot.count_trajectories),
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,
