@@ -1,1 +1,22 @@
-urlpatterns = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path(
+        "projects/<int:project_id>/trajectories/",
+        views.trajectory_list,
+        name="trajectory-list",
+    ),
+    path("projects/<int:project_id>/import/", views.project_import, name="project-import"),
+    path("projects/<int:project_id>/export/", views.project_export, name="project-export"),
+    path("trajectories/<int:trajectory_id>/", views.trajectory_detail, name="trajectory-detail"),
+    path(
+        "trajectories/<int:trajectory_id>/steps/<int:index>/",
+        views.step_detail,
+        name="step-detail",
+    ),
+    path("blobs/<str:sha256>/", views.blob, name="blob"),
+    path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
+    path("jobs/<int:job_id>/download/", views.job_download, name="job-download"),
+]

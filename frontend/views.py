@@ -1,0 +1,36 @@
+"""The dashboard: the projects a user belongs to, and creating a new one."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from trajectories.access import projects_of
+from trajectories.services import do_create_project
+from trajectories.validation import InvalidData
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+@login_required
+def project_list(request: HttpRequest) -> HttpResponse:
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = do_create_project(
+                form.cleaned_data["name"], request.user, form.cleaned_data["description"]
+            )
+        except InvalidData as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("trajectory-list", project.pk)
+    projects = projects_of(request.user).annotate(
+        trajectory_count=Count("trajectories", distinct=True)
+    )
+    return render(request, "frontend/project_list.html", {"projects": projects, "form": form})

@@ -1,0 +1,194 @@
+"""Drawing a step's action over its screenshot, as SVG in the screenshot's pixel coordinates."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from ..models import ActionType, Step
+
+register = template.Library()
+
+BADGE_LABELS = {
+    ActionType.BACK: "BACK",
+    ActionType.HOME: "HOME",
+    ActionType.ENTER: "ENTER",
+}
+LABEL_MAX = 40
+
+
+def _short(text: str, limit: int = LABEL_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def badge_text(step: Step) -> str | None:
+    """The label of a badge for actions without a point on the screen."""
+    fields = step.action or {}
+    kind = step.action_type
+    if kind in BADGE_LABELS:
+        return BADGE_LABELS[kind]
+    if kind == ActionType.KEY:
+        return str(fields.get("keycode", "KEY")).removeprefix("KEYCODE_")
+    if kind == ActionType.OPEN_APP:
+        return "OPEN " + _short(str(fields.get("app_label") or fields.get("package", "")))
+    if kind == ActionType.WAIT:
+        return f"WAIT {fields.get('duration_ms', '?')} ms"
+    if kind == ActionType.ANSWER:
+        return "ANSWER " + _short(str(fields.get("text", "")))
+    if kind == ActionType.TERMINATE:
+        return f"END {fields.get('status', '')}".strip()
+    return None
+
+
+def _num(value: float) -> str:
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _arrow(x: int, y: int, x2: int, y2: int, stroke: float) -> SafeString:
+    angle = math.atan2(y2 - y, x2 - x)
+    head = stroke * 4
+    left = (x2 - head * math.cos(angle - 0.45), y2 - head * math.sin(angle - 0.45))
+    right = (x2 - head * math.cos(angle + 0.45), y2 - head * math.sin(angle + 0.45))
+    points = " ".join(f"{_num(px)},{_num(py)}" for px, py in ((x2, y2), left, right))
+    return format_html(
+        '<line class="swipe" x1="{}" y1="{}" x2="{}" y2="{}" stroke-width="{}"/>'
+        '<circle class="swipe-start" cx="{}" cy="{}" r="{}"/>'
+        '<polygon class="swipe-head" points="{}"/>',
+        x,
+        y,
+        x2,
+        y2,
+        _num(stroke),
+        x,
+        y,
+        _num(stroke * 1.5),
+        points,
+    )
+
+
+def _label(text: str, x: float, y: float, font: float, css: str) -> SafeString:
+    """A text label on a dark box, anchored at its top-left corner."""
+    pad = font * 0.35
+    width = len(text) * font * 0.6 + 2 * pad
+    return format_html(
+        '<g class="{}"><rect x="{}" y="{}" width="{}" height="{}" rx="{}"/>'
+        '<text x="{}" y="{}" font-size="{}">{}</text></g>',
+        css,
+        _num(x),
+        _num(y),
+        _num(width),
+        _num(font + 2 * pad),
+        _num(pad),
+        _num(x + pad),
+        _num(y + pad + font * 0.85),
+        _num(font),
+        text,
+    )
+
+
+def target_bounds(step: Step) -> list[int] | None:
+    bounds = (step.target or {}).get("bounds")
+    if isinstance(bounds, list) and len(bounds) == 4 and all(isinstance(v, int) for v in bounds):
+        return bounds
+    return None
+
+
+@register.simple_tag
+def action_overlay(step: Step, css_class: str = "overlay") -> SafeString:
+    """An ``<svg>`` the size of the step's screenshot, showing its action and target."""
+    screen = step.screen
+    width, height = screen.width or 1, screen.height or 1
+    unit = max(width, height) / 100  # one per cent of the longer side
+    stroke = unit * 0.6
+    fields: dict[str, Any] = step.action or {}
+    parts: list[SafeString] = []
+
+    bounds = target_bounds(step)
+    if bounds:
+        x1, y1, x2, y2 = bounds
+        parts.append(
+            format_html(
+                '<rect class="target" x="{}" y="{}" width="{}" height="{}" stroke-width="{}"/>',
+                x1,
+                y1,
+                x2 - x1,
+                y2 - y1,
+                _num(stroke),
+            )
+        )
+
+    kind = step.action_type
+    if kind in (ActionType.CLICK, ActionType.LONG_PRESS) and "x" in fields:
+        parts.append(
+            format_html(
+                '<circle class="tap" cx="{}" cy="{}" r="{}" stroke-width="{}"/>',
+                fields["x"],
+                fields["y"],
+                _num(unit * 2.5),
+                _num(stroke),
+            )
+        )
+        if kind == ActionType.LONG_PRESS:
+            parts.append(
+                format_html(
+                    '<circle class="tap-ring" cx="{}" cy="{}" r="{}" stroke-width="{}"/>',
+                    fields["x"],
+                    fields["y"],
+                    _num(unit * 4),
+                    _num(stroke),
+                )
+            )
+    elif kind == ActionType.SWIPE and "x2" in fields:
+        parts.append(_arrow(fields["x"], fields["y"], fields["x2"], fields["y2"], stroke))
+    elif kind == ActionType.TYPE:
+        text = "⌨ " + _short(str(fields.get("text", "")))
+        if bounds:
+            x, y = bounds[0], bounds[3] + unit
+        else:
+            x, y = unit * 2, height * 0.45
+        parts.append(_label(text, x, min(y, height - unit * 6), unit * 3, "typed"))
+    else:
+        badge = badge_text(step)
+        if badge:
+            parts.append(_label(badge, unit * 2, unit * 2, unit * 3.5, "badge"))
+
+    return format_html(
+        '<svg class="{}" viewBox="0 0 {} {}" preserveAspectRatio="none" '
+        'xmlns="http://www.w3.org/2000/svg" aria-hidden="true">{}</svg>',
+        css_class,
+        width,
+        height,
+        format_html_join("", "{}", ((p,) for p in parts)),
+    )
+
+
+@register.filter
+def action_json(step: Step) -> str:
+    return json.dumps({"type": step.action_type, **(step.action or {})}, ensure_ascii=False)
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    if value in (None, "", {}, []):
+        return ""
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+@register.filter
+def action_summary(step: Step) -> str:
+    """A one-line description of the action for captions."""
+    fields = step.action or {}
+    kind = step.action_type
+    if kind in (ActionType.CLICK, ActionType.LONG_PRESS):
+        return f"{kind} ({fields.get('x')}, {fields.get('y')})"
+    if kind == ActionType.SWIPE:
+        start, end = (fields.get("x"), fields.get("y")), (fields.get("x2"), fields.get("y2"))
+        return f"swipe {start} → {end}".replace("None", "?")
+    if kind == ActionType.TYPE:
+        return f"type “{_short(str(fields.get('text', '')), 30)}”"
+    return (badge_text(step) or kind).lower()

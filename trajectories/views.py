@@ -1,0 +1,351 @@
+"""HTML pages for projects' trajectories, blobs and import/export jobs.
+
+Every view fetches its object through ``trajectories.access``: outsiders get a 404, members
+without the needed role a 403.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import zipfile
+from collections.abc import Callable
+from functools import wraps
+from pathlib import PurePath
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.files.storage import default_storage
+from django.core.paginator import Paginator
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseForbidden,
+    HttpResponseNotModified,
+)
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from .access import AccessDenied, access_job, access_project, access_trajectory, projects_of
+from .formats import EXPORTERS, IMPORTERS
+from .jobs import do_start_export, do_start_import
+from .models import (
+    Anchor,
+    AnchorLink,
+    Blob,
+    JobStatus,
+    MemoryTarget,
+    Outcome,
+    Project,
+    Role,
+    Screen,
+    Source,
+    Status,
+    Step,
+    Subgoal,
+    Trajectory,
+)
+from .validation import InvalidData
+
+PAGE_SIZE = 25
+JOB_ROLES = (Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR)
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+BLOB_CACHE = "private, max-age=31536000, immutable"
+
+
+def forbidden_on_access_denied(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except AccessDenied as exc:
+            return HttpResponseForbidden(str(exc))
+
+    return wrapper
+
+
+def _vary_on_htmx(response: HttpResponse) -> HttpResponse:
+    # The same URL answers with a fragment or a whole page: caches must keep both apart.
+    patch_vary_headers(response, ("HX-Request", "HX-Target"))
+    return response
+
+
+# ---------------------------------------------------------------------------- trajectory list
+
+
+class TrajectoryFilterForm(forms.Form):
+    task = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
+    app = forms.CharField(required=False, max_length=255)
+    recorder = forms.ChoiceField(required=False)
+
+    def __init__(self, data, project: Project) -> None:
+        super().__init__(data)
+        tasks = project.tasks.order_by("goal").values_list("pk", "goal")
+        self.fields["task"].choices = [("", "any task")] + [
+            (pk, goal if len(goal) <= 70 else goal[:69] + "…") for pk, goal in tasks
+        ]
+        recorders = (
+            project.trajectories.exclude(recorder_name="")
+            .order_by("recorder_name")
+            .values_list("recorder_name", flat=True)
+            .distinct()
+        )
+        self.fields["recorder"].choices = [("", "anyone")] + [(r, r) for r in recorders]
+
+    def apply(self, trajectories: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+        if not self.is_valid():
+            return trajectories.none()
+        data = self.cleaned_data
+        if data["task"]:
+            trajectories = trajectories.filter(task_id=data["task"])
+        if data["status"]:
+            trajectories = trajectories.filter(status=data["status"])
+        if data["recorder"]:
+            trajectories = trajectories.filter(recorder_name=data["recorder"])
+        if data["app"]:
+            trajectories = trajectories.filter(app_filter(data["app"].strip()))
+        return trajectories
+
+
+def app_filter(package: str) -> Q:
+    """Trajectories whose task names the app, or with a screen in it."""
+    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
+    if connection.features.supports_json_field_contains:
+        in_task = Q(task__apps__contains=[package])
+    else:
+        # SQLite has no JSON containment: match the quoted name in the list's JSON text.
+        in_task = Q(task__apps__icontains=f'"{package}"')
+    return in_task | on_screen
+
+
+@login_required
+@require_GET
+def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id)
+    form = TrajectoryFilterForm(request.GET, project)
+    trajectories = form.apply(
+        project.trajectories.select_related("task", "recorded_by").order_by("-created_at", "-id")
+    )
+    page = Paginator(trajectories, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "project": project,
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+    }
+    if (
+        request.htmx
+        and request.htmx.target == "trajectory-table"
+        and not request.htmx.history_restore_request
+    ):
+        return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
+    context["jobs"] = project.jobs.select_related("created_by")[:5]
+    return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
+
+
+# ---------------------------------------------------------------------------- trajectory page
+
+
+def steps_of(trajectory: Trajectory) -> QuerySet[Step]:
+    return trajectory.steps.select_related("screen__screenshot", "screen__ui_xml").order_by("index")
+
+
+@login_required
+@require_GET
+def trajectory_detail(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    trajectory = access_trajectory(request.user, trajectory_id)
+    steps = list(steps_of(trajectory))
+    try:
+        selected_index = int(request.GET.get("step", 0))
+    except ValueError:
+        selected_index = 0
+    selected = next((s for s in steps if s.index == selected_index), steps[0] if steps else None)
+    final_screen = (
+        Screen.objects.select_related("screenshot").filter(pk=trajectory.final_screen_id).first()
+        if trajectory.final_screen_id
+        else None
+    )
+    context = {
+        "project": trajectory.project,
+        "trajectory": trajectory,
+        "task": trajectory.task,
+        "steps": steps,
+        "selected": selected,
+        "final_screen": final_screen,
+        "subgoals": Subgoal.objects.filter(trajectory=trajectory),
+        "memory_targets": MemoryTarget.objects.filter(trajectory=trajectory),
+        "anchors": Anchor.objects.filter(trajectory=trajectory),
+        "links": AnchorLink.objects.filter(source__trajectory=trajectory).select_related(
+            "source", "target"
+        ),
+    }
+    return render(request, "trajectories/trajectory_detail.html", context)
+
+
+@login_required
+@require_GET
+def step_detail(request: HttpRequest, trajectory_id: int, index: int) -> HttpResponse:
+    trajectory = access_trajectory(request.user, trajectory_id)
+    step = steps_of(trajectory).filter(index=index).first()
+    if step is None:
+        raise Http404("No such step")
+    context = {
+        "project": trajectory.project,
+        "trajectory": trajectory,
+        "step": step,
+        "has_previous": index > 0,
+        "has_next": index + 1 < trajectory.step_count,
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return _vary_on_htmx(render(request, "trajectories/_step_detail.html", context))
+    return _vary_on_htmx(render(request, "trajectories/step_page.html", context))
+
+
+# ---------------------------------------------------------------------------- blobs
+
+
+@login_required
+@require_GET
+def blob(request: HttpRequest, sha256: str) -> HttpResponse:
+    """A screenshot or UI XML, for members of a project with a screen that shows it."""
+    shown_to_user = Screen.objects.filter(
+        Q(screenshot=OuterRef("pk")) | Q(ui_xml=OuterRef("pk")),
+        trajectory__project__in=projects_of(request.user),
+    )
+    found = Blob.objects.filter(pk=sha256).filter(Exists(shown_to_user)).first()
+    if found is None:
+        raise Http404("No such blob")
+    etag = f'"{found.sha256}"'
+    if request.headers.get("If-None-Match") == etag:
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        try:
+            handle = default_storage.open(found.storage_name, "rb")
+        except FileNotFoundError:
+            raise Http404("Blob file missing") from None
+        response = FileResponse(handle, content_type=found.content_type)
+        response["Content-Length"] = str(found.size)
+        response["X-Content-Type-Options"] = "nosniff"
+    # Content-addressed: the bytes behind a name never change.
+    response["Cache-Control"] = BLOB_CACHE
+    response["ETag"] = etag
+    return response
+
+
+# ---------------------------------------------------------------------------- import / export
+
+
+def check_archive(upload) -> None:
+    """Refuse what is plainly not a .zip or .tar before it is queued."""
+    name = (upload.name or "").lower()
+    if not name.endswith(ARCHIVE_SUFFIXES):
+        raise InvalidData(f"file: {upload.name} is not a .zip or .tar archive")
+    readable = zipfile.is_zipfile if name.endswith(".zip") else _is_tarfile
+    position = upload.tell()
+    try:
+        ok = readable(upload)
+    finally:
+        upload.seek(position)
+    if not ok:
+        raise InvalidData(f"file: {upload.name} is not a readable {PurePath(name).suffix} archive")
+
+
+def _is_tarfile(upload) -> bool:
+    try:
+        with tarfile.open(fileobj=upload, mode="r:*") as archive:
+            archive.next()
+    except (tarfile.TarError, OSError, EOFError):
+        return False
+    return True
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="A .zip or .tar archive.")
+    format = forms.ChoiceField()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(name, name) for name in sorted(IMPORTERS)]
+
+
+class ExportForm(forms.Form):
+    format = forms.ChoiceField()
+    status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
+    outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
+    source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
+    task = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(name, name) for name in sorted(EXPORTERS)]
+        tasks = project.tasks.order_by("goal").values_list("uid", "goal")
+        self.fields["task"].choices = [("", "any task")] + [
+            (uid, goal if len(goal) <= 70 else goal[:69] + "…") for uid, goal in tasks
+        ]
+
+
+@login_required
+@forbidden_on_access_denied
+def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id, roles=JOB_ROLES)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            check_archive(upload)
+            job = do_start_import(project, upload, form.cleaned_data["format"], request.user)
+        except InvalidData as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("job-detail", job.pk)
+    return render(request, "trajectories/import.html", {"project": project, "form": form})
+
+
+@login_required
+@forbidden_on_access_denied
+def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id, roles=JOB_ROLES)
+    form = ExportForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        filters = {name: data[name] for name in ("status", "outcome", "source", "task")}
+        try:
+            job = do_start_export(project, data["format"], request.user, filters)
+        except InvalidData as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("job-detail", job.pk)
+    return render(request, "trajectories/export.html", {"project": project, "form": form})
+
+
+# ---------------------------------------------------------------------------- jobs
+
+
+@login_required
+@require_GET
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = access_job(request.user, job_id)
+    context = {"project": job.project, "job": job}
+    if request.htmx and not request.htmx.history_restore_request:
+        return _vary_on_htmx(render(request, "trajectories/_job_status.html", context))
+    return _vary_on_htmx(render(request, "trajectories/job_detail.html", context))
+
+
+@login_required
+@require_GET
+def job_download(request: HttpRequest, job_id: int) -> FileResponse:
+    job = access_job(request.user, job_id)
+    if job.status != JobStatus.SUCCEEDED or not job.output_path:
+        raise Http404("This job has no output")
+    try:
+        handle = default_storage.open(job.output_path, "rb")
+    except FileNotFoundError:
+        raise Http404("The job's output is gone") from None
+    return FileResponse(handle, as_attachment=True, filename=PurePath(job.output_path).name)
