@@ -1,0 +1,70 @@
+# Waypoint: `make run` starts it with embedded defaults, `make test` runs the tests.
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+export DEBUG ?= 1
+export WAYPOINT_DEMO_PASSWORD ?= waypoint-demo
+
+.PHONY: help install run test lint format bench
+
+help:
+	@echo "make run    run Waypoint at http://$(HOST):$(PORT) (SQLite, local files, a file broker)"
+	@echo "make test   run the test suite and the linter"
+	@echo "make lint   ruff check and format check"
+	@echo "make bench  native export/import benchmark"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when pyproject.toml changed since the last install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	mkdir -p var
+	pids=()
+	cleanup() { for pid in "$${pids[@]}"; do kill "$$pid" 2>/dev/null || true; done; wait; }
+	trap cleanup EXIT INT TERM
+	$(BIN)/celery -A config worker -P solo --loglevel=info >var/worker.log 2>&1 &
+	pids+=($$!)
+	echo "Celery worker started (log: var/worker.log)"
+	# --- virtual device hook: the built-in phone, once its command exists -----------------
+	if [ -f devices/management/commands/virtual_device.py ]; then
+		$(BIN)/python manage.py virtual_device --connect >var/virtual_device.log 2>&1 &
+		pids+=($$!)
+		echo "Virtual device starting (log: var/virtual_device.log)"
+	fi
+	# ---------------------------------------------------------------------------------------
+	echo
+	echo "Waypoint: http://$(HOST):$(PORT)/   login: demo / $$WAYPOINT_DEMO_PASSWORD"
+	echo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: $(STAMP)
+	DEBUG=1 $(BIN)/pytest
+	$(BIN)/ruff check .
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_native_io.py
