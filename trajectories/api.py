@@ -1,0 +1,465 @@
+"""The public REST API, v1: projects, tasks, trajectories, steps, and import/export jobs.
+
+Views are thin: fetch through an ``access_*`` helper (outsiders get 404), call a ``do_*``
+service for any write, serialize. Domain errors keep the project's one shape,
+``{"detail": message}``: :class:`InvalidData` is a 400, :class:`AccessDenied` a 403.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.files.storage import default_storage
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, generics, parsers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from .access import AccessDenied, access_job, access_project, access_trajectory, projects_of
+from .jobs import do_start_export, do_start_import
+from .models import (
+    AnchorLink,
+    Job,
+    JobKind,
+    JobStatus,
+    Membership,
+    Outcome,
+    Project,
+    Source,
+    Status,
+    Step,
+    Task,
+    Trajectory,
+)
+from .serializers import (
+    ErrorSerializer,
+    ExportRequestSerializer,
+    ImportRequestSerializer,
+    JobSerializer,
+    ProjectCreateSerializer,
+    ProjectSerializer,
+    StepSerializer,
+    TaskSerializer,
+    TokenSerializer,
+    TrajectoryDetailSerializer,
+    TrajectorySerializer,
+)
+from .services import do_create_project
+from .validation import InvalidData, check_choice
+from .views import check_archive  # the same archive rule as the HTML import form
+
+
+class BadRequest(exceptions.APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "Bad request."
+    default_code = "invalid"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "Conflict."
+    default_code = "conflict"
+
+
+class Gone(exceptions.APIException):
+    status_code = status.HTTP_410_GONE
+    default_detail = "Gone."
+    default_code = "gone"
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    described = {
+        400: "Invalid input; the message names the field.",
+        401: "Not authenticated.",
+        403: "The user's role in the project does not allow this.",
+        404: "No such object, or not one of the user's projects.",
+        409: "The job has no file to download (yet).",
+        410: "The job's file is no longer in storage.",
+    }
+    return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
+
+
+def check_serializer(serializer: Serializer) -> dict[str, Any]:
+    """The validated data, or :class:`InvalidData` naming the first bad field."""
+    if serializer.is_valid():
+        return serializer.validated_data
+    field, messages = next(iter(serializer.errors.items()))
+    message = messages[0] if isinstance(messages, list) else messages
+    if isinstance(message, dict):  # a nested field: name its first key
+        key, inner = next(iter(message.items()))
+        field, message = f"{field}.{key}", inner[0] if isinstance(inner, list) else inner
+    if field == "non_field_errors":
+        raise InvalidData(str(message))
+    raise InvalidData(f"{field}: {message}")
+
+
+class WaypointAPIView(APIView):
+    """Maps the domain's exceptions to responses with a ``detail`` message."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, InvalidData):
+            exc = BadRequest(str(exc))
+        elif isinstance(exc, AccessDenied):
+            exc = exceptions.PermissionDenied(str(exc))
+        return super().handle_exception(exc)
+
+
+class Pagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+# ---------------------------------------------------------------- projects
+
+
+def with_summary(projects: QuerySet[Project], user) -> QuerySet[Project]:
+    """Annotate the user's role and the project's sizes (subqueries: no row blow-up)."""
+
+    def count_of(model) -> Coalesce:
+        counted = (
+            model.objects.filter(project=OuterRef("pk"))
+            .order_by()
+            .values("project")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+    role = Membership.objects.filter(project=OuterRef("pk"), user=user.pk).values("role")[:1]
+    return projects.select_related("created_by").annotate(
+        user_role=Subquery(role),
+        task_count=count_of(Task),
+        trajectory_count=count_of(Trajectory),
+    )
+
+
+@extend_schema(tags=["projects"])
+class ProjectListView(WaypointAPIView, generics.ListAPIView):
+    serializer_class = ProjectSerializer
+    pagination_class = Pagination
+
+    def get_queryset(self) -> QuerySet[Project]:
+        return with_summary(projects_of(self.request.user), self.request.user)
+
+    @extend_schema(
+        summary="List the projects the user is a member of",
+        responses={200: ProjectSerializer(many=True), **_errors(401)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Create a project; the user becomes its admin",
+        request=ProjectCreateSerializer,
+        responses={201: ProjectSerializer, **_errors(400, 401)},
+    )
+    def post(self, request: Request) -> Response:
+        data = check_serializer(ProjectCreateSerializer(data=request.data))
+        project = do_create_project(data["name"], request.user, data["description"])
+        project = with_summary(Project.objects.filter(pk=project.pk), request.user).get()
+        serializer = ProjectSerializer(project, context=self.get_serializer_context())
+        return Response(serializer.data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["projects"])
+class ProjectDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    serializer_class = ProjectSerializer
+
+    def get_object(self) -> Project:
+        project = access_project(self.request.user, self.kwargs["project_id"])
+        return with_summary(Project.objects.filter(pk=project.pk), self.request.user).get()
+
+    @extend_schema(summary="A project", responses={200: ProjectSerializer, **_errors(401, 404)})
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- tasks
+
+
+@extend_schema(tags=["tasks"])
+class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
+    serializer_class = TaskSerializer
+    pagination_class = Pagination
+
+    def get_queryset(self) -> QuerySet[Task]:
+        project = access_project(self.request.user, self.kwargs["project_id"])
+        return Task.objects.filter(project=project)
+
+    @extend_schema(
+        summary="The project's tasks",
+        responses={200: TaskSerializer(many=True), **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["tasks"])
+class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    serializer_class = TaskSerializer
+
+    def get_object(self) -> Task:
+        # No access_task helper in trajectories.access yet: the same rule as access_project.
+        try:
+            return Task.objects.get(
+                pk=self.kwargs["task_id"], project__in=projects_of(self.request.user)
+            )
+        except Task.DoesNotExist:
+            raise Http404("No such task") from None
+
+    @extend_schema(summary="A task", responses={200: TaskSerializer, **_errors(401, 404)})
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- trajectories
+
+TRAJECTORY_FILTERS = [
+    OpenApiParameter("status", enum=Status.values, description="Trajectory status."),
+    OpenApiParameter("outcome", enum=Outcome.values, description="Trajectory outcome."),
+    OpenApiParameter("source", enum=Source.values, description="How it was made."),
+    OpenApiParameter("task", str, description="A task uid."),
+    OpenApiParameter("recorder", str, description="The recorder's username or recorded name."),
+]
+
+
+def filter_trajectories(
+    trajectories: QuerySet[Trajectory], params: dict[str, str]
+) -> QuerySet[Trajectory]:
+    """Apply the list filters; a value outside a field's choices is an error, not no rows."""
+    for name, choices in (("status", Status), ("outcome", Outcome), ("source", Source)):
+        value = params.get(name)
+        if value:
+            trajectories = trajectories.filter(**{name: check_choice(value, choices.values, name)})
+    if params.get("task"):
+        trajectories = trajectories.filter(task__uid=params["task"])
+    recorder = params.get("recorder")
+    if recorder:
+        trajectories = trajectories.filter(
+            Q(recorded_by__username=recorder) | Q(recorder_name=recorder)
+        )
+    return trajectories
+
+
+@extend_schema(tags=["trajectories"])
+class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
+    serializer_class = TrajectorySerializer
+    pagination_class = Pagination
+
+    def get_queryset(self) -> QuerySet[Trajectory]:
+        project = access_project(self.request.user, self.kwargs["project_id"])
+        trajectories = Trajectory.objects.filter(project=project)
+        trajectories = filter_trajectories(trajectories, self.request.query_params)
+        return trajectories.select_related("task", "recorded_by")
+
+    @extend_schema(
+        summary="The project's trajectories, newest first",
+        parameters=TRAJECTORY_FILTERS,
+        responses={200: TrajectorySerializer(many=True), **_errors(400, 401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["trajectories"])
+class TrajectoryDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    serializer_class = TrajectoryDetailSerializer
+
+    def get_object(self) -> Trajectory:
+        trajectory = access_trajectory(self.request.user, self.kwargs["trajectory_id"])
+        return (
+            Trajectory.objects.filter(pk=trajectory.pk)
+            .select_related(
+                "task", "recorded_by", "final_screen__screenshot", "final_screen__ui_xml"
+            )
+            .prefetch_related(
+                "subgoals",
+                "memory_targets",
+                Prefetch(
+                    "anchors__links_out", queryset=AnchorLink.objects.select_related("target")
+                ),
+            )
+            .get()
+        )
+
+    @extend_schema(
+        summary="A trajectory with its device, task, counts and labels",
+        responses={200: TrajectoryDetailSerializer, **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- steps
+
+
+def steps_of(trajectory: Trajectory) -> QuerySet[Step]:
+    return (
+        Step.objects.filter(trajectory=trajectory)
+        .select_related("screen__screenshot", "screen__ui_xml")
+        .order_by("index")
+    )
+
+
+@extend_schema(tags=["trajectories"])
+class StepListView(WaypointAPIView, generics.ListAPIView):
+    serializer_class = StepSerializer
+    pagination_class = None  # a trajectory is read whole; steps are few (tens to hundreds)
+
+    def get_queryset(self) -> QuerySet[Step]:
+        return steps_of(access_trajectory(self.request.user, self.kwargs["trajectory_id"]))
+
+    @extend_schema(
+        summary="Every step of a trajectory, by index, with its screen",
+        responses={200: StepSerializer(many=True), **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["trajectories"])
+class StepDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    serializer_class = StepSerializer
+
+    def get_object(self) -> Step:
+        trajectory = access_trajectory(self.request.user, self.kwargs["trajectory_id"])
+        try:
+            return steps_of(trajectory).get(index=self.kwargs["index"])
+        except Step.DoesNotExist:
+            raise Http404(
+                f"No step {self.kwargs['index']} (the trajectory has {trajectory.step_count} steps)"
+            ) from None
+
+    @extend_schema(
+        summary="One step of a trajectory", responses={200: StepSerializer, **_errors(401, 404)}
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def job_response(job: Job, request: Request, code: int = status.HTTP_200_OK) -> Response:
+    return Response(JobSerializer(job, context={"request": request}).data, status=code)
+
+
+@extend_schema(tags=["jobs"])
+class ImportView(WaypointAPIView):
+    parser_classes = [parsers.MultiPartParser, parsers.FormParser]
+
+    @extend_schema(
+        summary="Upload a .zip or .tar and queue its import",
+        description="The job is run by a worker; poll the job's URL for its progress.",
+        request={"multipart/form-data": ImportRequestSerializer},
+        responses={202: JobSerializer, **_errors(400, 401, 404)},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id)
+        if "file" not in request.FILES:
+            raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
+        data = check_serializer(ImportRequestSerializer(data=request.data))
+        check_archive(data["file"])
+        job = do_start_import(project, data["file"], data["format"], request.user)
+        return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["jobs"])
+class ExportView(WaypointAPIView):
+    parser_classes = [parsers.JSONParser]
+
+    @extend_schema(
+        summary="Queue an export of the project's trajectories",
+        description="The job is run by a worker; when it has succeeded, fetch its download_url.",
+        request=ExportRequestSerializer,
+        responses={202: JobSerializer, **_errors(400, 401, 404)},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id)
+        data = check_serializer(ExportRequestSerializer(data=request.data))
+        filters = data["filters"]
+        filter_trajectories(Trajectory.objects.none(), filters)  # the same rules as the list
+        job = do_start_export(project, data["format"], request.user, filters)
+        return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["jobs"])
+class ProjectJobListView(WaypointAPIView, generics.ListAPIView):
+    serializer_class = JobSerializer
+    pagination_class = Pagination
+
+    def get_queryset(self) -> QuerySet[Job]:
+        project = access_project(self.request.user, self.kwargs["project_id"])
+        return Job.objects.filter(project=project).select_related("created_by")
+
+    @extend_schema(
+        summary="The project's import and export jobs, newest first",
+        responses={200: JobSerializer(many=True), **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["jobs"])
+class JobDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    serializer_class = JobSerializer
+
+    def get_object(self) -> Job:
+        return access_job(self.request.user, self.kwargs["job_id"])
+
+    @extend_schema(
+        summary="A job's status and progress", responses={200: JobSerializer, **_errors(401, 404)}
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["jobs"])
+class JobDownloadView(WaypointAPIView):
+    @extend_schema(
+        summary="Download the output file of a succeeded export",
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
+            **_errors(401, 404, 409, 410),
+        },
+    )
+    def get(self, request: Request, job_id: int) -> FileResponse:
+        job = access_job(request.user, job_id)
+        if job.kind != JobKind.EXPORT:
+            raise Conflict(f"job {job.pk} is an {job.kind}: it has no file to download")
+        if job.status != JobStatus.SUCCEEDED or not job.output_path:
+            raise Conflict(
+                f"job {job.pk} is {job.status}: its file can be downloaded once it has succeeded"
+            )
+        try:
+            handle = default_storage.open(job.output_path, "rb")
+        except FileNotFoundError:
+            raise Gone(
+                f"job {job.pk}: its file {job.output_path} is no longer in storage"
+            ) from None
+        return FileResponse(handle, as_attachment=True, filename=Path(job.output_path).name)
+
+
+# ---------------------------------------------------------------- tokens
+
+
+@extend_schema(
+    tags=["auth"],
+    summary="Exchange a username and password for an API token",
+    description="Send the token as the header `Authorization: Token <token>`.",
+    request=AuthTokenSerializer,
+    responses={200: TokenSerializer, 400: OpenApiResponse(description="Wrong credentials.")},
+    auth=[],
+)
+class TokenView(ObtainAuthToken):
+    pass

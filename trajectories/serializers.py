@@ -1,0 +1,361 @@
+"""What the REST API shows of the domain model, and the shape of its requests.
+
+Serializers only read: every write goes through a service (``do_*``). Fields that are computed
+(URLs, the canonical action, counts) are typed with ``extend_schema_field`` so the OpenAPI
+schema describes them exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .models import (
+    ActionType,
+    Anchor,
+    Job,
+    JobStatus,
+    MemoryTarget,
+    Project,
+    Role,
+    Screen,
+    Step,
+    Subgoal,
+    Task,
+    Trajectory,
+)
+
+
+def absolute(context: dict[str, Any], url: str) -> str:
+    """An absolute URL when the serializer has a request, else the path."""
+    request = context.get("request")
+    return request.build_absolute_uri(url) if request is not None else url
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What is wrong, naming the field or object.")
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as the header `Authorization: Token <token>`.")
+
+
+# ---------------------------------------------------------------- projects and tasks
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    """A project, with the requesting user's role and its sizes (annotated by the view)."""
+
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    role = serializers.SerializerMethodField(help_text="The requesting user's role.")
+    task_count = serializers.IntegerField(read_only=True)
+    trajectory_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "description",
+            "created_by",
+            "created_at",
+            "role",
+            "task_count",
+            "trajectory_count",
+        ]
+
+    @extend_schema_field(serializers.ChoiceField(choices=Role.choices, allow_null=True))
+    def get_role(self, project: Project) -> str | None:
+        if project.user_role:
+            return project.user_role
+        request = self.context.get("request")
+        return Role.ADMIN if request is not None and request.user.is_superuser else None
+
+
+class ProjectCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Task
+        fields = [
+            "id",
+            "project",
+            "uid",
+            "goal",
+            "apps",
+            "intent",
+            "difficulty",
+            "gold_answer",
+            "grading_rule",
+            "memory_items",
+            "created_at",
+        ]
+
+
+class TaskSummarySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Task
+        fields = ["id", "uid", "goal"]
+
+
+# ---------------------------------------------------------------- screens and steps
+
+
+class ScreenSerializer(serializers.ModelSerializer):
+    """A screen; its blobs must be loaded with it (``select_related``)."""
+
+    screenshot_url = serializers.SerializerMethodField()
+    ui_xml_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Screen
+        fields = [
+            "id",
+            "width",
+            "height",
+            "package",
+            "activity",
+            "captured_at",
+            "screenshot_url",
+            "ui_xml_url",
+            "visible_memory",
+        ]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_screenshot_url(self, screen: Screen) -> str:
+        return absolute(self.context, screen.screenshot.url)
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_ui_xml_url(self, screen: Screen) -> str | None:
+        return absolute(self.context, screen.ui_xml.url) if screen.ui_xml_id else None
+
+
+class ActionSerializer(serializers.Serializer):
+    """The canonical action: ``type`` plus the fields of that type, in screenshot pixels."""
+
+    type = serializers.ChoiceField(choices=ActionType.choices)
+    x = serializers.IntegerField(required=False, help_text="click, long_press, swipe")
+    y = serializers.IntegerField(required=False, help_text="click, long_press, swipe")
+    x2 = serializers.IntegerField(required=False, help_text="swipe: end point")
+    y2 = serializers.IntegerField(required=False, help_text="swipe: end point")
+    duration_ms = serializers.IntegerField(required=False, help_text="long_press, swipe, wait")
+    text = serializers.CharField(required=False, help_text="type, answer")
+    keycode = serializers.CharField(required=False, help_text="key, e.g. KEYCODE_ENTER")
+    package = serializers.CharField(required=False, help_text="open_app")
+    app_label = serializers.CharField(required=False, help_text="open_app")
+    status = serializers.ChoiceField(
+        choices=["success", "failure"], required=False, help_text="terminate"
+    )
+
+
+class StepSerializer(serializers.ModelSerializer):
+    action = serializers.SerializerMethodField()
+    settle_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    screen = ScreenSerializer(read_only=True, help_text="The screen before the action.")
+
+    class Meta:
+        model = Step
+        fields = [
+            "index",
+            "action",
+            "target",
+            "thought",
+            "summary",
+            "memory",
+            "trainable",
+            "action_sent_at",
+            "settled_at",
+            "settle_ms",
+            "screen",
+        ]
+
+    @extend_schema_field(ActionSerializer)
+    def get_action(self, step: Step) -> dict[str, Any]:
+        return {"type": step.action_type, **step.action}
+
+
+# ---------------------------------------------------------------- trajectories and labels
+
+
+class SubgoalSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Subgoal
+        fields = ["id", "start", "end", "text", "effect", "behaviour", "success", "origin"]
+
+
+class MemoryTargetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryTarget
+        fields = ["id", "key", "value", "encode_step", "evidence", "retrieve_steps"]
+
+
+class AnchorLinkSerializer(serializers.Serializer):
+    target = serializers.CharField(source="target.key", help_text="The target anchor's key.")
+    relation = serializers.CharField()
+    critical = serializers.BooleanField()
+
+
+class AnchorSerializer(serializers.ModelSerializer):
+    links = AnchorLinkSerializer(
+        source="links_out", many=True, read_only=True, help_text="Links from this anchor."
+    )
+
+    class Meta:
+        model = Anchor
+        fields = ["id", "key", "step_index", "type", "content", "description", "evidence", "links"]
+
+
+class DeviceSerializer(serializers.Serializer):
+    serial = serializers.CharField(source="device_serial")
+    model = serializers.CharField(source="device_model")
+    android_version = serializers.CharField()
+    width = serializers.IntegerField(source="screen_width")
+    height = serializers.IntegerField(source="screen_height")
+    density = serializers.IntegerField()
+
+
+class CountsSerializer(serializers.Serializer):
+    steps = serializers.IntegerField()
+    subgoals = serializers.IntegerField()
+    memory_targets = serializers.IntegerField()
+    anchors = serializers.IntegerField()
+    anchor_links = serializers.IntegerField()
+
+
+class TrajectorySerializer(serializers.ModelSerializer):
+    """A trajectory in a list; the view loads its task and recorder with it."""
+
+    task = TaskSummarySerializer(read_only=True)
+    recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Trajectory
+        fields = [
+            "id",
+            "uid",
+            "url",
+            "project",
+            "task",
+            "source",
+            "status",
+            "outcome",
+            "step_count",
+            "device_model",
+            "recorded_by",
+            "recorder_name",
+            "recorded_at",
+            "created_at",
+            "updated_at",
+            "version",
+        ]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, trajectory: Trajectory) -> str:
+        return absolute(self.context, reverse("api-trajectory", args=[trajectory.pk]))
+
+
+class TrajectoryDetailSerializer(TrajectorySerializer):
+    """A trajectory with its labels; the view prefetches every relation read here."""
+
+    task = TaskSerializer(read_only=True)
+    device = DeviceSerializer(source="*", read_only=True)
+    counts = serializers.SerializerMethodField()
+    steps_url = serializers.SerializerMethodField()
+    final_screen = ScreenSerializer(read_only=True, allow_null=True)
+    subgoals = SubgoalSerializer(many=True, read_only=True)
+    memory_targets = MemoryTargetSerializer(many=True, read_only=True)
+    anchors = AnchorSerializer(many=True, read_only=True)
+
+    class Meta(TrajectorySerializer.Meta):
+        fields = TrajectorySerializer.Meta.fields + [
+            "device",
+            "counts",
+            "steps_url",
+            "final_screen",
+            "metadata",
+            "subgoals",
+            "memory_targets",
+            "anchors",
+        ]
+
+    @extend_schema_field(CountsSerializer)
+    def get_counts(self, trajectory: Trajectory) -> dict[str, int]:
+        anchors = trajectory.anchors.all()
+        return {
+            "steps": trajectory.step_count,
+            "subgoals": len(trajectory.subgoals.all()),
+            "memory_targets": len(trajectory.memory_targets.all()),
+            "anchors": len(anchors),
+            "anchor_links": sum(len(anchor.links_out.all()) for anchor in anchors),
+        }
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_steps_url(self, trajectory: Trajectory) -> str:
+        return absolute(self.context, reverse("api-trajectory-steps", args=[trajectory.pk]))
+
+
+# ---------------------------------------------------------------- jobs
+
+
+class JobSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    percent = serializers.IntegerField(read_only=True)
+    url = serializers.SerializerMethodField()
+    download_url = serializers.SerializerMethodField(
+        help_text="Where to fetch the output file; null until an export has succeeded."
+    )
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "url",
+            "project",
+            "kind",
+            "format",
+            "status",
+            "percent",
+            "done",
+            "total",
+            "counts",
+            "message",
+            "params",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "download_url",
+        ]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_url(self, job: Job) -> str:
+        return absolute(self.context, reverse("api-job", args=[job.pk]))
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_download_url(self, job: Job) -> str | None:
+        if job.status != JobStatus.SUCCEEDED or not job.output_path:
+            return None
+        return absolute(self.context, reverse("api-job-download", args=[job.pk]))
+
+
+class ImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
+    format = serializers.CharField(default="waypoint", help_text="An import format, e.g. waypoint.")
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    format = serializers.CharField(default="waypoint", help_text="An export format, e.g. waypoint.")
+    filters = serializers.DictField(
+        child=serializers.CharField(allow_blank=True),
+        required=False,
+        default=dict,
+        help_text="Which trajectories: any of status, outcome, task (a task uid), source.",
+    )
