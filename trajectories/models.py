@@ -252,7 +252,7 @@ class Step(models.Model):
     trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
     screen = models.ForeignKey(
-        Screen, on_delete=models.PROTECT, related_name="steps", help_text="Screen before."
+        Screen, on_delete=models.CASCADE, related_name="steps", help_text="Screen before."
     )
     action_type = models.CharField(max_length=16, choices=ActionType.choices)
     action = models.JSONField(

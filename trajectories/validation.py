@@ -150,7 +150,7 @@ def check_subgoals(
             other, (ostart, oend) = previous
             raise fail(
                 place,
-                f"range [{start}, {end}] overlaps {where}[{other}] [{ostart}, {oend}]",
+                f"range [{start}, {end}] overlaps subgoals[{other}] [{ostart}, {oend}]",
             )
         previous = (position, (start, end))
 

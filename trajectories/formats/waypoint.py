@@ -487,7 +487,9 @@ def read_waypoint(folder: Path) -> Iterator[tuple[str, TrajectoryRecord]]:
                 continue
             where = f"{DATA_FILE} line {number}:"
             try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise fail(where, f"invalid JSON ({exc})") from None
+                obj = json.loads(raw.rstrip())
+            except json.JSONDecodeError as exc:
+                raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+            except UnicodeDecodeError as exc:
+                raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
             yield where, record_from_dict(obj, where, folder, files)

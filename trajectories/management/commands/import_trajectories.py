@@ -18,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--user", help="Username recorded as the importer.")
 
     def handle(self, *args, **options):
+        verbosity = options["verbosity"]
         project = Project.objects.filter(pk=options["project"]).first()
         if project is None:
             raise CommandError(f"no project with id {options['project']}")
@@ -28,7 +29,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no user named {options['user']!r}")
 
         def progress(done: int, total: int) -> None:
-            if self.verbosity > 1:
+            if verbosity > 1:
                 self.stderr.write(f"\r{done}/{total}", ending="")
 
         try:

@@ -1,0 +1,130 @@
+"""Shared fixtures: the three users of every permission test, and a real Celery worker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+REPO = Path(__file__).resolve().parent.parent
+REALDATA = REPO.parent / "shared" / "realdata"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def blob_storage(tmp_path_factory):
+    """Blobs written by tests go to a throwaway folder, shared with the test worker."""
+    from django.test import override_settings
+
+    root = tmp_path_factory.mktemp("blobs")
+    storages = dict(settings.STORAGES)
+    if storages["default"]["BACKEND"].endswith("FileSystemStorage"):
+        storages["default"] = {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(root), "base_url": "/media/"},
+        }
+    with override_settings(MEDIA_ROOT=root, STORAGES=storages):
+        yield root
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user("alice", "alice@example.org", "alice-password")
+
+
+@pytest.fixture
+def bob(db):
+    return get_user_model().objects.create_user("bob", "bob@example.org", "bob-password")
+
+
+@pytest.fixture
+def charlie(db):
+    return get_user_model().objects.create_user("charlie", "charlie@example.org", "charlie-pw")
+
+
+@pytest.fixture
+def project(alice, bob):
+    """A project owned by alice (admin) with bob as annotator; charlie is an outsider."""
+    from trajectories.services import do_create_project, do_set_membership
+
+    project = do_create_project("Shops", alice)
+    do_set_membership(project, bob, "annotator", alice)
+    return project
+
+
+def _worker_database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}{db.get('HOST') or ''}{port}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real Celery worker process on the test database and the configured broker.
+
+    Tests that use it must commit their data (``transactional_db``) so the worker sees it.
+    """
+    with django_db_blocker.unblock():
+        database_url = _worker_database_url()
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    env = dict(os.environ, DATABASE_URL=database_url, DEBUG=os.environ.get("DEBUG", "1"))
+    env.setdefault("SECRET_KEY", "test-worker-secret")
+    env["WAYPOINT_VAR_DIR"] = str(settings.VAR_DIR)
+    env["MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-P",
+                "solo",
+                "--loglevel=info",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    while b"ready." not in log.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
+        time.sleep(0.2)
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_for_job(job_id: int, timeout: float = 120):
+    """Poll a job until the worker finishes it."""
+    from trajectories.models import Job
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = Job.objects.get(pk=job_id)
+        if job.is_finished:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job.status}")
