@@ -1,0 +1,31 @@
+# Waypoint's web and worker image: `docker compose up` runs it (see docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    STATIC_ROOT=/app/static \
+    WAYPOINT_VAR_DIR=/app/var
+
+WORKDIR /app
+
+# Dependencies first, so a code change does not reinstall them.
+COPY pyproject.toml README.md ./
+# gunicorn is the production server only, so it is not a dependency in pyproject.toml.
+RUN mkdir -p config frontend annotate devices trajectories fixtures \
+    && pip install . gunicorn==27.0.1 \
+    && pip uninstall -y waypoint
+
+COPY . .
+RUN pip install --no-deps . \
+    && SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput \
+    && useradd --system --create-home --uid 10001 waypoint \
+    && mkdir -p /app/var \
+    && chown -R waypoint /app/var /app/static
+
+USER waypoint
+EXPOSE 8000
+
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
+     "--timeout", "120", "--access-logfile", "-"]
