@@ -227,8 +227,9 @@ class VirtualDevice:
         self.stop()
 
     def run_forever(self) -> None:
-        """Start and block until interrupted (for the management command)."""
-        self.start()
+        """Start (unless started) and block until interrupted (for the management command)."""
+        if self._thread is None:
+            self.start()
         try:
             while self._thread.is_alive():
                 self._thread.join(0.5)

@@ -43,7 +43,7 @@ def prompt(shell) -> bytes:
 async def shell_v1(shell, stream: Stream, command: str) -> None:
     if command.strip():
         result = await shell.run(command)
-        await stream.write(result.stdout + result.stderr)
+        await stream.write(result.output)
         return
     await interactive(shell, stream, lambda data: stream.write(data), stream.read_some)
 
@@ -98,7 +98,7 @@ async def interactive(shell, stream, write, read, echo: bool = True) -> int:
                     await write(b"\r\n")
                 result = await shell.run(line.decode(errors="replace"))
                 line.clear()
-                output = result.stdout + result.stderr
+                output = result.output
                 await write(output.replace(b"\n", b"\r\n") if echo else output)
                 if getattr(shell, "exited", False):
                     return result.code

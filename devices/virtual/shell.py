@@ -207,6 +207,7 @@ class Result:
     stdout: bytes = b""
     stderr: bytes = b""
     code: int = 0
+    output: bytes = b""  # stdout and stderr interleaved command by command, as on one pty
 
 
 CommandFn = Callable[["Shell", list[str], bytes], Awaitable[Result]]
@@ -227,7 +228,8 @@ class Shell:
         try:
             program = parse(text)
         except ShellSyntaxError as exc:
-            return Result(stderr=f"/system/bin/sh: {exc}\n".encode(), code=2)
+            message = f"/system/bin/sh: {exc}\n".encode()
+            return Result(stderr=message, code=2, output=message)
         for connector, pipeline in program:
             last = int(self.env["?"])
             if connector == "&&" and last != 0 or connector == "||" and last == 0:
@@ -235,6 +237,7 @@ class Shell:
             result = await self.run_pipeline(pipeline)
             out.stdout += result.stdout
             out.stderr += result.stderr
+            out.output += result.stdout + result.stderr
             self.env["?"] = str(result.code)
             if getattr(self, "exited", False):
                 break

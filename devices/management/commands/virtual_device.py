@@ -1,0 +1,86 @@
+"""``manage.py virtual_device``: run a virtual phone until interrupted.
+
+Defaults come from the WAYPOINT_VIRTUAL_* settings; ``--connect`` also asks the adb server to
+``adb connect`` to it (and again after the adb server restarts).
+"""
+
+import logging
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from devices.virtual import VirtualDevice
+from devices.virtual.apps import ManifestError
+from devices.virtual.device import DeviceConfig, parse_size
+
+
+def keep_connected(serial: str, adb_port: int, stop: threading.Event) -> None:
+    """Ask the adb server to connect to the device, and again whenever it lost it."""
+    import adbutils
+
+    client = adbutils.AdbClient(port=adb_port)
+    while not stop.is_set():
+        try:
+            if serial not in {d.serial for d in client.device_list()}:
+                client.connect(serial, timeout=5)
+        except Exception as exc:  # noqa: BLE001 - the adb server may be restarting
+            logging.getLogger(__name__).debug("adb connect %s failed: %s", serial, exc)
+        stop.wait(5)
+
+
+class Command(BaseCommand):
+    help = "Run a virtual Android device speaking the ADB protocol (see devices/virtual/)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=settings.WAYPOINT_VIRTUAL_DEVICE_HOST)
+        parser.add_argument("--port", type=int, default=settings.WAYPOINT_VIRTUAL_DEVICE_PORT)
+        parser.add_argument("--size", default=settings.WAYPOINT_VIRTUAL_SIZE, help="e.g. 1080x2400")
+        parser.add_argument("--density", type=int, default=None, help="dpi (default: 360 dp wide)")
+        parser.add_argument("--seed", type=int, default=settings.WAYPOINT_VIRTUAL_SEED)
+        parser.add_argument(
+            "--apps",
+            default=",".join(settings.WAYPOINT_VIRTUAL_APPS),
+            help="comma-separated app slugs or packages (default: all demo apps)",
+        )
+        parser.add_argument(
+            "--connect",
+            action="store_true",
+            help="make the local adb server connect to the device (and reconnect)",
+        )
+        parser.add_argument("--adb-port", type=int, default=5037, help="the adb server's port")
+
+    def handle(self, *args, **options):
+        try:
+            parse_size(options["size"])
+            device = VirtualDevice(
+                DeviceConfig(
+                    host=options["host"],
+                    port=options["port"],
+                    size=options["size"],
+                    density=options["density"],
+                    seed=options["seed"],
+                    apps=[a.strip() for a in options["apps"].split(",") if a.strip()],
+                    chromium_path=settings.CHROMIUM_PATH,
+                )
+            )
+        except (ValueError, ManifestError) as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            device.start()
+        except (RuntimeError, TimeoutError) as exc:
+            raise CommandError(str(exc)) from exc
+        apps = ", ".join(app.label for app in device.catalog.apps)
+        self.stdout.write(
+            f"Virtual device {device.serial} ({options['size']}, seed {options['seed']}): {apps}\n"
+            f"Connect with: adb connect {device.serial}"
+        )
+        stop = threading.Event()
+        if options["connect"]:
+            threading.Thread(
+                target=keep_connected, args=(device.serial, options["adb_port"], stop), daemon=True
+            ).start()
+        try:
+            device.run_forever()
+        finally:
+            stop.set()

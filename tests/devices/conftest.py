@@ -1,0 +1,120 @@
+"""One virtual device and one private adb server per test session (never the default 5037)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import adbutils
+import pytest
+from django.conf import settings
+
+from devices.virtual import VirtualDevice
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AdbServer:
+    """A real adb server (the binary from the adbutils wheel, or another) on its own port."""
+
+    def __init__(self, binary: str, port: int):
+        self.binary = binary
+        self.port = port
+        self.env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
+        self.client = adbutils.AdbClient(port=port)
+
+    def run(self, *args: str, timeout: float = 30, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [self.binary, "-P", str(self.port), *args],
+            env=self.env,
+            capture_output=True,
+            timeout=timeout,
+            **kwargs,
+        )
+
+    def start(self) -> AdbServer:
+        self.run("start-server")
+        return self
+
+    def kill(self) -> None:
+        self.run("kill-server")
+
+    def connect(self, serial: str, wait: float = 10) -> adbutils.AdbDevice:
+        self.run("connect", serial)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.state(serial) == "device":
+                return self.client.device(serial)
+            time.sleep(0.1)
+        raise AssertionError(f"{serial} never became a device: {self.run('devices').stdout!r}")
+
+    def state(self, serial: str) -> str | None:
+        for info in self.client.list():
+            if info.serial == serial:
+                return info.state
+        return None
+
+
+@pytest.fixture(scope="session")
+def adb_server():
+    server = AdbServer(adbutils.adb_path(), free_port()).start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture(scope="session")
+def debian_adb_server():
+    binary = shutil.which("adb")
+    if binary is None:
+        pytest.skip("Debian's adb is not installed")
+    server = AdbServer(binary, free_port()).start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture(scope="session")
+def virtual_device():
+    device = VirtualDevice(
+        port=free_port(), size="540x1200", seed=7, chromium_path=settings.CHROMIUM_PATH
+    ).start()
+    yield device
+    device.stop()
+
+
+@pytest.fixture
+def device(adb_server, virtual_device) -> adbutils.AdbDevice:
+    """The session's virtual phone through the adb server, back on the home screen."""
+    d = adb_server.connect(virtual_device.serial)
+    for app in virtual_device.catalog.apps:
+        d.shell(["am", "force-stop", app.package])
+    d.keyevent("HOME")
+    return d
+
+
+def adb(server: AdbServer, serial: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return server.run("-s", serial, *args, **kwargs)
+
+
+def node_center(xml: str, **attrs: str) -> tuple[int, int]:
+    """Centre of the first node whose attributes match (uses lxml like the recording code)."""
+    from lxml import etree
+
+    root = etree.fromstring(xml.encode())
+    for node in root.iter("node"):
+        if all(node.get(k.replace("_", "-")) == v for k, v in attrs.items()):
+            x1, y1, x2, y2 = (
+                int(v) for v in node.get("bounds").replace("][", ",").strip("[]").split(",")
+            )
+            return (x1 + x2) // 2, (y1 + y2) // 2
+    raise AssertionError(f"no node with {attrs}")
+
+
+def tap_node(device: adbutils.AdbDevice, **attrs: str) -> None:
+    device.click(*node_center(device.dump_hierarchy(), **attrs))
