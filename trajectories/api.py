@@ -145,6 +145,8 @@ def with_summary(projects: QuerySet[Project], user) -> QuerySet[Project]:
 
 @extend_schema(tags=["projects"])
 class ProjectListView(WaypointAPIView, generics.ListAPIView):
+    """Projects the user is a member of; anyone signed in may create one."""
+
     serializer_class = ProjectSerializer
     pagination_class = Pagination
 
@@ -173,6 +175,8 @@ class ProjectListView(WaypointAPIView, generics.ListAPIView):
 
 @extend_schema(tags=["projects"])
 class ProjectDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    """One project, with the user's role in it."""
+
     serializer_class = ProjectSerializer
 
     def get_object(self) -> Project:
@@ -189,6 +193,8 @@ class ProjectDetailView(WaypointAPIView, generics.RetrieveAPIView):
 
 @extend_schema(tags=["tasks"])
 class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
+    """The tasks (instructions) of a project, oldest first."""
+
     serializer_class = TaskSerializer
     pagination_class = Pagination
 
@@ -206,6 +212,8 @@ class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
 
 @extend_schema(tags=["tasks"])
 class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    """One task: goal, apps, intent, difficulty, gold answer and memory items."""
+
     serializer_class = TaskSerializer
 
     def get_object(self) -> Task:
@@ -253,6 +261,8 @@ def filter_trajectories(
 
 @extend_schema(tags=["trajectories"])
 class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
+    """A project's trajectories, filtered by status, outcome, task uid, source or recorder."""
+
     serializer_class = TrajectorySerializer
     pagination_class = Pagination
 
@@ -273,6 +283,8 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
 
 @extend_schema(tags=["trajectories"])
 class TrajectoryDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    """One trajectory: device facts, task, counts, subgoals, memory targets, anchors and links."""
+
     serializer_class = TrajectoryDetailSerializer
 
     def get_object(self) -> Trajectory:
@@ -313,6 +325,8 @@ def steps_of(trajectory: Trajectory) -> QuerySet[Step]:
 
 @extend_schema(tags=["trajectories"])
 class StepListView(WaypointAPIView, generics.ListAPIView):
+    """Every step of a trajectory, ordered by index, each with the screen before it."""
+
     serializer_class = StepSerializer
     pagination_class = None  # a trajectory is read whole; steps are few (tens to hundreds)
 
@@ -329,6 +343,8 @@ class StepListView(WaypointAPIView, generics.ListAPIView):
 
 @extend_schema(tags=["trajectories"])
 class StepDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    """One step of a trajectory, by its index."""
+
     serializer_class = StepSerializer
 
     def get_object(self) -> Step:
@@ -356,6 +372,8 @@ def job_response(job: Job, request: Request, code: int = status.HTTP_200_OK) -> 
 
 @extend_schema(tags=["jobs"])
 class ImportView(WaypointAPIView):
+    """Queue an import job for an uploaded archive."""
+
     parser_classes = [parsers.MultiPartParser, parsers.FormParser]
 
     @extend_schema(
@@ -376,6 +394,8 @@ class ImportView(WaypointAPIView):
 
 @extend_schema(tags=["jobs"])
 class ExportView(WaypointAPIView):
+    """Queue an export job for the project's trajectories."""
+
     parser_classes = [parsers.JSONParser]
 
     @extend_schema(
@@ -395,6 +415,8 @@ class ExportView(WaypointAPIView):
 
 @extend_schema(tags=["jobs"])
 class ProjectJobListView(WaypointAPIView, generics.ListAPIView):
+    """A project's import and export jobs."""
+
     serializer_class = JobSerializer
     pagination_class = Pagination
 
@@ -412,6 +434,8 @@ class ProjectJobListView(WaypointAPIView, generics.ListAPIView):
 
 @extend_schema(tags=["jobs"])
 class JobDetailView(WaypointAPIView, generics.RetrieveAPIView):
+    """A job's status, progress, counts and, once an export has succeeded, its download URL."""
+
     serializer_class = JobSerializer
 
     def get_object(self) -> Job:
@@ -426,6 +450,8 @@ class JobDetailView(WaypointAPIView, generics.RetrieveAPIView):
 
 @extend_schema(tags=["jobs"])
 class JobDownloadView(WaypointAPIView):
+    """The output file of a succeeded export, streamed from storage."""
+
     @extend_schema(
         summary="Download the output file of a succeeded export",
         responses={
@@ -462,4 +488,4 @@ class JobDownloadView(WaypointAPIView):
     auth=[],
 )
 class TokenView(ObtainAuthToken):
-    pass
+    """DRF's ``obtain_auth_token``, documented."""
