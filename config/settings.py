@@ -157,7 +157,13 @@ LOGOUT_REDIRECT_URL = "login"
 # Celery: a local file broker by default, served by a real worker (``make run`` starts one).
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = VAR_DIR / "broker"
+    # Each test run gets its own queue folder, so parallel runs never take each other's jobs.
+    _broker_dir = Path(
+        os.getenv("WAYPOINT_BROKER_DIR")
+        or VAR_DIR / "broker" / (f"test-{os.getpid()}" if TESTING else "default")
+    )
+    for _folder in ("queue", "processed"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

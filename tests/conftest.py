@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -82,6 +83,9 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     env.setdefault("SECRET_KEY", "test-worker-secret")
     env["WAYPOINT_VAR_DIR"] = str(settings.VAR_DIR)
     env["MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
+    broker_options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
+    if "data_folder_in" in broker_options:
+        env["WAYPOINT_BROKER_DIR"] = str(Path(broker_options["data_folder_in"]).parent)
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [
@@ -110,6 +114,8 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
             raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
         time.sleep(0.2)
     yield process
+    if "data_folder_in" in broker_options:
+        shutil.rmtree(Path(broker_options["data_folder_in"]).parent, ignore_errors=True)
     process.terminate()
     try:
         process.wait(timeout=20)
