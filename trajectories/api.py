@@ -81,7 +81,6 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     described = {
         400: "Invalid input; the message names the field.",
         401: "Not authenticated.",
-        403: "The user's role in the project does not allow this.",
         404: "No such object, or not one of the user's projects.",
         409: "The job has no file to download (yet).",
         410: "The job's file is no longer in storage.",
