@@ -244,3 +244,12 @@ def test_the_blob_check_is_one_query(client, trajectory, alice):
     blob_queries = [q for q in queries if re.search(r'"trajectories_blob"', q["sql"])]
     assert len(blob_queries) == 1
     assert "EXISTS" in blob_queries[0]["sql"].upper()
+
+
+def test_it_opens_the_step_named_in_the_url(client, trajectory, alice):
+    client.force_login(alice)
+    response = client.get(reverse("trajectory-detail", args=[trajectory.pk]), {"step": 2})
+    assert response.context["selected"].index == 2
+    assert b'id="step-2"' in response.content
+    assert b'class="frame selected" id="frame-2"' in response.content
+    assert response.content.count(b"hx-push-url") == 3

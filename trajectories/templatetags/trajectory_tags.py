@@ -174,9 +174,12 @@ def action_json(step: Step) -> str:
 
 @register.filter
 def pretty_json(value: Any) -> str:
+    """An object as one ``key: value`` line per field (bounds stay on one line)."""
     if value in (None, "", {}, []):
         return ""
-    return json.dumps(value, ensure_ascii=False, indent=1)
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+    return json.dumps(value, ensure_ascii=False)
 
 
 @register.filter
