@@ -233,6 +233,10 @@ def blob(request: HttpRequest, sha256: str) -> HttpResponse:
         response = FileResponse(handle, content_type=found.content_type)
         response["Content-Length"] = str(found.size)
         response["X-Content-Type-Options"] = "nosniff"
+        # Uploaded XML is shown in our origin: it must never run as a document with scripts.
+        response["Content-Security-Policy"] = (
+            "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+        )
     # Content-addressed: the bytes behind a name never change.
     response["Cache-Control"] = BLOB_CACHE
     response["ETag"] = etag

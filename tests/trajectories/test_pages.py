@@ -216,6 +216,7 @@ def test_it_serves_blobs_to_members(client, trajectory, alice, bob):
         xml = client.get(screen.ui_xml.url)
         assert xml.status_code == 200 and xml["Content-Type"] == "text/xml"
         assert b"<hierarchy" in b"".join(xml.streaming_content)
+        assert "sandbox" in xml["Content-Security-Policy"]
 
 
 def test_it_answers_304_to_a_known_etag(client, trajectory, alice):
