@@ -37,9 +37,15 @@
     let text = "";
     for (const child of el.childNodes) {
       if (child.nodeType === 3) text += child.textContent;
-      else if (child.nodeType === 1 && INLINE.has(child.tagName) && !isSignificant(child)) text += child.textContent;
+      else if (absorbed(child)) text += child.textContent;
     }
     return text.replace(/\s+/g, " ").trim();
+  }
+
+  // Plain inline markup (a <b> inside a sentence) is part of its parent's text, not a node.
+  function absorbed(el) {
+    return el.nodeType === 1 && INLINE.has(el.tagName) && !isSignificant(el)
+      && el.getAttribute("aria-hidden") !== "true" && !el.children.length;
   }
 
   function isSignificant(el) {
@@ -95,7 +101,9 @@
         children = walk(doc.body, frameCtx);
       }
     } else if (visible || ctx.clip === null) {
-      for (const child of el.children) children.push(...walk(child, {...ctx, pkg, clip: childClip}));
+      for (const child of el.children) {
+        if (!absorbed(child)) children.push(...walk(child, {...ctx, pkg, clip: childClip}));
+      }
     }
     if (!visible) return children;
 

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,10 @@ class Screen:
         self.scale = density / 160
         self.css_width = round(width / self.scale)
         self.css_height = round(height / self.scale)
-        self.chromium_path = chromium_path
+        # "" means: the system's Chromium when there is one, else Playwright's own.
+        self.chromium_path = (
+            chromium_path or shutil.which("chromium") or shutil.which("chromium-browser") or ""
+        )
         self.idle_timeout = 2.0
         self.lock = asyncio.Lock()
         self._capture = Capture(token=0)

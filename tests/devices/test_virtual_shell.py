@@ -73,8 +73,14 @@ def test_window_size_rotation_and_density(device):
 
 def test_packages_and_props(device):
     packages = device.list_packages()
-    for package in ("com.waypoint.freshcart", "com.waypoint.megamart", "com.waypoint.notes",
-                    "com.waypoint.chatter", "com.waypoint.answers", "com.android.launcher3"):
+    for package in (
+        "com.waypoint.freshcart",
+        "com.waypoint.megamart",
+        "com.waypoint.notes",
+        "com.waypoint.chatter",
+        "com.waypoint.answers",
+        "com.android.launcher3",
+    ):
         assert package in packages
     assert device.getprop("ro.build.version.sdk") == "34"
     assert device.prop.model == "Waypoint Virtual"
