@@ -200,6 +200,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Record, annotate, review and export Android GUI-agent trajectories.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "TrajectoryStatusEnum": "trajectories.models.Status",
+        "JobStatusEnum": "trajectories.models.JobStatus",
+    },
 }
 
 # Security: strict unless DEBUG; behind a TLS proxy set SECURE_PROXY_SSL_HEADER_ENABLED.
