@@ -71,10 +71,15 @@ def _arrow(x: int, y: int, x2: int, y2: int, stroke: float) -> SafeString:
     )
 
 
-def _label(text: str, x: float, y: float, font: float, css: str) -> SafeString:
-    """A text label on a dark box, anchored at its top-left corner."""
+def _label(text: str, x: float, y: float, font: float, css: str, screen_width: float) -> SafeString:
+    """A text label on a box, anchored at its top-left corner, kept inside the screen."""
     pad = font * 0.35
-    width = len(text) * font * 0.6 + 2 * pad
+    # Bold sans-serif runs about 0.66 em per character; err on the wide side.
+    fits = max(4, int((screen_width - 2 * pad) / (font * 0.66)))
+    if len(text) > fits:
+        text = text[: fits - 1] + "…"
+    width = len(text) * font * 0.66 + 2 * pad
+    x = max(0.0, min(x, screen_width - width))
     return format_html(
         '<g class="{}"><rect x="{}" y="{}" width="{}" height="{}" rx="{}"/>'
         '<text x="{}" y="{}" font-size="{}">{}</text></g>',
@@ -151,11 +156,11 @@ def action_overlay(step: Step, css_class: str = "overlay") -> SafeString:
             x, y = bounds[0], bounds[3] + unit
         else:
             x, y = unit * 2, height * 0.45
-        parts.append(_label(text, x, min(y, height - unit * 6), unit * 3, "typed"))
+        parts.append(_label(text, x, min(y, height - unit * 6), unit * 3, "typed", width))
     else:
         badge = badge_text(step)
         if badge:
-            parts.append(_label(badge, unit * 2, unit * 2, unit * 3.5, "badge"))
+            parts.append(_label(badge, unit * 2, unit * 2, unit * 3.5, "badge", width))
 
     return format_html(
         '<svg class="{}" viewBox="0 0 {} {}" preserveAspectRatio="none" '
