@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 from PIL import Image
 
-from tests.devices.conftest import adb, node_center, tap_node
+from tests.devices.conftest import adb, tap_node
 
 
 def nodes(xml: str):
