@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "trajectories",
     "devices",
@@ -200,6 +201,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Record, annotate, review and export Android GUI-agent trajectories.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs page's assets are served from our static files, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from .models import Job, Project, Role, Trajectory
+from .models import Blob, Job, Project, Role, Screen, Task, Trajectory
 
 
 class AccessDenied(Exception):
@@ -57,3 +57,22 @@ def access_job(user, job_id) -> Job:
         return Job.objects.select_related("project").get(pk=job_id, project__in=projects_of(user))
     except (Job.DoesNotExist, ValueError, TypeError):
         raise Http404("No such job") from None
+
+
+def access_task(user, task_id) -> Task:
+    try:
+        return Task.objects.select_related("project").get(pk=task_id, project__in=projects_of(user))
+    except (Task.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such task") from None
+
+
+def access_blob(user, sha256: str) -> Blob:
+    """A blob shown on a screen of one of the user's projects, in one query."""
+    shown_to_user = Screen.objects.filter(
+        Q(screenshot=OuterRef("pk")) | Q(ui_xml=OuterRef("pk")),
+        trajectory__project__in=projects_of(user),
+    )
+    found = Blob.objects.filter(pk=sha256).filter(Exists(shown_to_user)).first()
+    if found is None:
+        raise Http404("No such blob")
+    return found

@@ -13,7 +13,7 @@ from typing import Any
 from django.core.files.storage import default_storage
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, parsers, status
@@ -25,7 +25,15 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from .access import AccessDenied, access_job, access_project, access_trajectory, projects_of
+from .access import (
+    AccessDenied,
+    access_blob,
+    access_job,
+    access_project,
+    access_task,
+    access_trajectory,
+    projects_of,
+)
 from .jobs import do_start_export, do_start_import
 from .models import (
     AnchorLink,
@@ -56,7 +64,7 @@ from .serializers import (
 )
 from .services import do_create_project
 from .validation import InvalidData, check_choice
-from .views import check_archive  # the same archive rule as the HTML import form
+from .views import blob_response
 
 
 class BadRequest(exceptions.APIException):
@@ -216,13 +224,7 @@ class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
     serializer_class = TaskSerializer
 
     def get_object(self) -> Task:
-        # No access_task helper in trajectories.access yet: the same rule as access_project.
-        try:
-            return Task.objects.get(
-                pk=self.kwargs["task_id"], project__in=projects_of(self.request.user)
-            )
-        except Task.DoesNotExist:
-            raise Http404("No such task") from None
+        return access_task(self.request.user, self.kwargs["task_id"])
 
     @extend_schema(summary="A task", responses={200: TaskSerializer, **_errors(401, 404)})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -386,7 +388,6 @@ class ImportView(WaypointAPIView):
         if "file" not in request.FILES:
             raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(ImportRequestSerializer(data=request.data))
-        check_archive(data["file"])
         job = do_start_import(project, data["file"], data["format"], request.user)
         return job_response(job, request, status.HTTP_202_ACCEPTED)
 
@@ -473,6 +474,26 @@ class JobDownloadView(WaypointAPIView):
                 f"job {job.pk}: its file {job.output_path} is no longer in storage"
             ) from None
         return FileResponse(handle, as_attachment=True, filename=Path(job.output_path).name)
+
+
+# ---------------------------------------------------------------- blobs
+
+
+@extend_schema(tags=["steps"])
+class BlobView(WaypointAPIView):
+    """A screenshot or UI XML by its sha256, for members of a project that shows it."""
+
+    @extend_schema(
+        summary="Download a screenshot or UI XML",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="The blob's bytes, with its content type."
+            ),
+            **_errors(401, 404),
+        },
+    )
+    def get(self, request: Request, sha256: str) -> HttpResponse:
+        return blob_response(request, access_blob(request.user, sha256))
 
 
 # ---------------------------------------------------------------- tokens

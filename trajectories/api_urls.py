@@ -43,6 +43,7 @@ urlpatterns = [
         api.StepDetailView.as_view(),
         name="api-trajectory-step",
     ),
+    path("blobs/<str:sha256>/", api.BlobView.as_view(), name="api-blob"),
     path("jobs/<int:job_id>/", api.JobDetailView.as_view(), name="api-job"),
     path("jobs/<int:job_id>/download/", api.JobDownloadView.as_view(), name="api-job-download"),
 ]

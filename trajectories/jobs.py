@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 import shutil
+import tarfile
 import tempfile
 import time
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from django.conf import settings
@@ -48,6 +49,33 @@ def check_format(fmt: str, kind: str) -> str:
     return fmt
 
 
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+
+
+def check_archive(upload) -> None:
+    """Refuse what is plainly not a .zip or .tar before it is queued."""
+    name = (upload.name or "").lower()
+    if not name.endswith(ARCHIVE_SUFFIXES):
+        raise InvalidData(f"file: {upload.name} is not a .zip or .tar archive")
+    readable = zipfile.is_zipfile if name.endswith(".zip") else _is_tarfile
+    position = upload.tell()
+    try:
+        ok = readable(upload)
+    finally:
+        upload.seek(position)
+    if not ok:
+        raise InvalidData(f"file: {upload.name} is not a readable {PurePath(name).suffix} archive")
+
+
+def _is_tarfile(upload) -> bool:
+    try:
+        with tarfile.open(fileobj=upload, mode="r:*") as archive:
+            archive.next()
+    except (tarfile.TarError, OSError, EOFError):
+        return False
+    return True
+
+
 def do_start_import(project: Project, upload, fmt: str, actor) -> Job:
     """Queue the import of an uploaded .zip or .tar (a Django ``UploadedFile`` or ``File``)."""
     check_format(fmt, JobKind.IMPORT)
@@ -57,6 +85,7 @@ def do_start_import(project: Project, upload, fmt: str, actor) -> Job:
             f"file: {upload.name} is {human_size(upload.size)}, over the limit of "
             f"{human_size(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
         )
+    check_archive(upload)
     name = Path(upload.name or "upload").name
     with transaction.atomic():
         job = Job.objects.create(

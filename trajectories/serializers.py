@@ -17,6 +17,7 @@ from rest_framework import serializers
 from .models import (
     ActionType,
     Anchor,
+    Blob,
     Job,
     JobStatus,
     MemoryTarget,
@@ -34,6 +35,11 @@ def absolute(context: dict[str, Any], url: str) -> str:
     """An absolute URL when the serializer has a request, else the path."""
     request = context.get("request")
     return request.build_absolute_uri(url) if request is not None else url
+
+
+def blob_url(context: dict[str, Any], blob: Blob) -> str:
+    """The API's URL of a blob, which accepts token authentication."""
+    return absolute(context, reverse("api-blob", args=[blob.sha256]))
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -130,11 +136,11 @@ class ScreenSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_screenshot_url(self, screen: Screen) -> str:
-        return absolute(self.context, screen.screenshot.url)
+        return blob_url(self.context, screen.screenshot)
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_ui_xml_url(self, screen: Screen) -> str | None:
-        return absolute(self.context, screen.ui_xml.url) if screen.ui_xml_id else None
+        return blob_url(self.context, screen.ui_xml) if screen.ui_xml_id else None
 
 
 class ActionSerializer(serializers.Serializer):

@@ -60,11 +60,26 @@ def test_the_worker_exports_then_imports_a_project(project, alice):
 @worker
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_import_says_why_and_imports_nothing(project, alice):
-    upload = ContentFile(b"this is no archive", name="notes.zip")
+    do_import_trajectory(project, make_record(steps=2, seed=41))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        manifest = {"format": "waypoint", "schema_version": 7, "files": {}}
+        archive.writestr("export/manifest.json", json.dumps(manifest))
+    upload = ContentFile(out.getvalue(), name="future.zip")
     job = wait_for_job(do_start_import(project, upload, "waypoint", alice).pk)
     assert job.status == "failed"
-    assert job.message == "notes.zip: not a folder, a .zip or a .tar archive"
-    assert Trajectory.objects.count() == 0
+    assert job.message == (
+        "manifest.json.schema_version: unknown schema version 7 (this Waypoint reads version 1)"
+    )
+    assert Trajectory.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_upload_that_is_not_an_archive(project, alice):
+    with pytest.raises(InvalidData) as caught:
+        do_start_import(project, ContentFile(b"plain text", name="notes.zip"), "waypoint", alice)
+    assert str(caught.value) == "file: notes.zip is not a readable .zip archive"
+    assert Job.objects.count() == 0
 
 
 @worker

@@ -462,8 +462,17 @@ def record_from_dict(obj: Any, where: str, folder: Path, files: dict[str, str]) 
     )
 
 
+def _data_file(folder: Path) -> Path:
+    path = folder / DATA_FILE
+    if not path.is_file():
+        raise InvalidData(f"{DATA_FILE}: file is missing")
+    return path
+
+
 def count_lines(folder: Path) -> int:
-    with open(folder / DATA_FILE, "rb") as handle:
+    """The number of trajectories in a native export (its manifest is checked first)."""
+    read_manifest(folder)
+    with open(_data_file(folder), "rb") as handle:
         return sum(1 for line in handle if line.strip())
 
 
@@ -471,9 +480,7 @@ def read_waypoint(folder: Path) -> Iterator[tuple[str, TrajectoryRecord]]:
     """Yield (where, record) for every line of a native export folder."""
     manifest = read_manifest(folder)
     files = manifest["files"]
-    path = folder / DATA_FILE
-    if not path.is_file():
-        raise InvalidData(f"{DATA_FILE}: file is missing")
+    path = _data_file(folder)
     expected = files.get(DATA_FILE)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
