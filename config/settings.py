@@ -163,12 +163,13 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         os.getenv("WAYPOINT_BROKER_DIR")
         or VAR_DIR / "broker" / (f"test-{os.getpid()}" if TESTING else "default")
     )
-    for _folder in ("queue", "processed"):
+    for _folder in ("queue", "processed", "control"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER")
