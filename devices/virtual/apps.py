@@ -149,7 +149,8 @@ def generate_value(spec: dict, rng: random.Random) -> str:
             rng.choice(alphabet) for _ in range(spec.get("length", 6))
         )
     if kind == "time":
-        return f"{rng.randint(spec.get('min_hour', 8), spec.get('max_hour', 20)):02d}:{rng.choice([0, 15, 30, 45]):02d}"
+        hour = rng.randint(spec.get("min_hour", 8), spec.get("max_hour", 20))
+        return f"{hour:02d}:{rng.choice([0, 15, 30, 45]):02d}"
     if kind == "choice":
         return rng.choice(spec["options"])
     if kind == "name":

@@ -250,8 +250,9 @@ async def dumpsys(sh: Shell, argv, stdin):
         return ok(
             "DISPLAY MANAGER (dumpsys display)\n"
             "  mOnlyCore=false\n  mSafeMode=false\n  mPendingTraversal=false\n"
-            f"  mViewports=[DisplayViewport{{type=INTERNAL, valid=true, isActive=true, displayId=0, "
-            f"uniqueId='local:0', physicalPort=0, orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), "
+            "  mViewports=[DisplayViewport{type=INTERNAL, valid=true, isActive=true, "
+            "displayId=0, uniqueId='local:0', physicalPort=0, orientation=0, "
+            f"logicalFrame=Rect(0, 0 - {w}, {h}), "
             f"physicalFrame=Rect(0, 0 - {w}, {h}), deviceWidth={w}, deviceHeight={h}}}]\n"
             "  Display Devices: size=1\n"
             f'  DisplayDeviceInfo{{"Built-in Screen": uniqueId="local:0", {w} x {h}, '
@@ -259,13 +260,14 @@ async def dumpsys(sh: Shell, argv, stdin):
             "rotation 0, type INTERNAL, state ON}\n"
         )
     if service == "window":
+        ime = "Window{kbd u0 InputMethod}" if phone.keyboard_shown else "null"
         return ok(
             "WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
             f"  Window #0 Window{{{token} u0 {package}/{activity}}}:\n"
             f"    mDisplayId=0 rootTaskId=1 mSession=Session{{1a2b3c 1234:u0a10100}}\n"
             f"  mCurrentFocus=Window{{{token} u0 {package}/{activity}}}\n"
             f"  mFocusedApp=ActivityRecord{{{token} u0 {package}/{activity} t12}}\n"
-            f"  mInputMethodWindow={'Window{kbd u0 InputMethod}' if phone.keyboard_shown else 'null'}\n"
+            f"  mInputMethodWindow={ime}\n"
         )
     if service == "activity":
         pid = phone.pid_of(package)
@@ -279,12 +281,14 @@ async def dumpsys(sh: Shell, argv, stdin):
         )
     if service == "power":
         return ok(
-            "POWER MANAGER (dumpsys power)\n  mWakefulness=Awake\n  mHoldingDisplaySuspendBlocker=true\n"
+            "POWER MANAGER (dumpsys power)\n  mWakefulness=Awake\n"
+            "  mHoldingDisplaySuspendBlocker=true\n"
         )
     if service == "battery":
         return ok(
             "Current Battery Service state:\n  AC powered: false\n  USB powered: true\n"
-            "  Wireless powered: false\n  Max charging current: 500000\n  Max charging voltage: 5000000\n"
+            "  Wireless powered: false\n  Max charging current: 500000\n"
+            "  Max charging voltage: 5000000\n"
             "  Charge counter: 2800000\n  status: 2\n  health: 2\n  present: true\n  level: 87\n"
             "  scale: 100\n  voltage: 4200\n  temperature: 250\n  technology: Li-ion\n"
         )
@@ -295,7 +299,8 @@ async def dumpsys(sh: Shell, argv, stdin):
         if app is None:
             return ok("")
         return ok(
-            f"Packages:\n  Package [{app.package}] (1a2b3c):\n    versionCode=1 minSdk=30 targetSdk=34\n"
+            f"Packages:\n  Package [{app.package}] (1a2b3c):\n"
+            "    versionCode=1 minSdk=30 targetSdk=34\n"
             f"    versionName={app.version}\n    pkgFlags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]\n"
             "    firstInstallTime=2025-01-01 00:00:00\n    lastUpdateTime=2025-01-01 00:00:00\n"
         )
@@ -348,7 +353,8 @@ async def uiautomator(sh: Shell, argv, stdin):
 INPUT_USAGE = (
     "Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\n"
     "The commands and default sources are:\n"
-    "      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap] <key code number or name> ...\n"
+    "      text <string> (Default: keyboard)\n"
+    "      keyevent [--longpress|--doubletap] <key code number or name> ...\n"
     "      tap <x> <y> (Default: touchscreen)\n      swipe <x1> <y1> <x2> <y2> [duration(ms)]\n"
     "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)]\n"
 )
@@ -492,7 +498,8 @@ async def monkey(sh: Shell, argv, stdin):
     await sh.phone.start_app(package, {})
     return ok(f"  bash arg: -p\n  bash arg: {package}\n  bash arg: -c\n  bash arg: "
               f"android.intent.category.LAUNCHER\n  bash arg: 1\nargs: {argv[1:]}\n"
-              "Events injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n")  # fmt: skip
+              "Events injected: 1\n## Network stats: elapsed time=12ms "
+              "(0ms mobile, 0ms wifi, 12ms not connected)\n")  # fmt: skip
 
 
 @command("pm")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import threading
 from dataclasses import dataclass, field
 
@@ -274,6 +275,9 @@ class VirtualDevice:
         await self.phone.screen.close()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:  # small OKAY/CLSE messages must not wait for Nagle
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = Connection(
             reader, writer, self.phone.banner, lambda s, svc: open_service(self.phone, s, svc)
         )

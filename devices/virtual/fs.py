@@ -1,4 +1,4 @@
-"""The device's in-memory filesystem: /sdcard, /data/local/tmp and the few system paths clients probe.
+"""The device's in-memory filesystem: /sdcard, /data/local/tmp and the system paths clients probe.
 
 Each virtual device owns one; nothing touches the host disk.
 """

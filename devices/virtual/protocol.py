@@ -56,7 +56,8 @@ class Message:
         return COMMAND_NAMES.get(self.command, hex(self.command))
 
     def __repr__(self) -> str:  # short, for logs
-        return f"<{self.name} {self.arg0} {self.arg1} {self.data[:40]!r}{'…' if len(self.data) > 40 else ''}>"
+        more = "…" if len(self.data) > 40 else ""
+        return f"<{self.name} {self.arg0} {self.arg1} {self.data[:40]!r}{more}>"
 
 
 def checksum(data: bytes) -> int:

@@ -248,7 +248,8 @@ class Screen:
             await asyncio.sleep(ms / 1000)
             await self._page.mouse.up()
             await self._eval(
-                "([x, y]) => { const el = document.elementFromPoint(x, y); if (el) el.dispatchEvent("
+                "([x, y]) => { const el = document.elementFromPoint(x, y); if (el) "
+                "el.dispatchEvent("
                 "new MouseEvent('contextmenu', {bubbles: true, clientX: x, clientY: y})); }",
                 [cx, cy],
             )

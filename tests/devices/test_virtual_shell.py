@@ -127,3 +127,10 @@ def test_waypoint_tasks_and_variables(device, virtual_device):
 @pytest.mark.parametrize("command", ["input", "input tap 1", "input keyevent NOPE"])
 def test_input_errors(device, command):
     assert device.shell2(command).returncode != 0
+
+
+def test_interactive_adb_shell_reads_commands_from_stdin(adb_server, device):
+    proc = adb(adb_server, device.serial, "shell", input=b"echo one\ncd /sdcard; pwd\nexit 5\n")
+    assert b"one\n" in proc.stdout
+    assert b"/storage/emulated/0\n" in proc.stdout
+    assert proc.returncode == 5
