@@ -540,6 +540,7 @@ WAYPOINT_USAGE = """usage: waypoint <command>
   visible-vars      JSON list of the declared memory variables visible on screen, with bounds
   tasks             JSON list of the declared tasks (instruction, gold answer, grading rule)
   vars              JSON list of every declared memory variable and its value
+  screen-version    a number that changes whenever the screen does (-1 while animating)
   task start <id>   open the answer page for a task
   grade <id> <answer>  print success or failure for an answer
 """
@@ -551,6 +552,8 @@ async def waypoint(sh: Shell, argv, stdin):
     sub = argv[1] if len(argv) > 1 else ""
     if sub == "visible-vars":
         return ok(json.dumps(await phone.visible_vars(), ensure_ascii=False) + "\n")
+    if sub == "screen-version":  # equal before and after a capture: vars and capture match
+        return ok(f"{await phone.screen.token()}\n")
     if sub == "tasks":
         return ok(json.dumps([t.to_dict() for t in phone.catalog.tasks], ensure_ascii=False) + "\n")
     if sub == "vars":

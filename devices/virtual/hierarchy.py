@@ -43,14 +43,13 @@ def _write(node: dict, index: int, scale: float, size: tuple[int, int], out: lis
     ]
     attrs += [f'{name}="{"true" if node[key] else "false"}"' for name, key in FLAGS]
     attrs.append(f'bounds="[{x1},{y1}][{x2},{y2}]"')
-    pad = "  " * depth
     if node["children"]:
-        out.append(f"{pad}<node {' '.join(attrs)}>")
+        out.append(f"<node {' '.join(attrs)}>")
         for i, child in enumerate(node["children"]):
             _write(child, i, scale, size, out, depth + 1)
-        out.append(f"{pad}</node>")
+        out.append("</node>")
     else:
-        out.append(f"{pad}<node {' '.join(attrs)} />")
+        out.append(f"<node {' '.join(attrs)} />")
 
 
 def to_xml(windows: list[dict], scale: float, width: int, height: int) -> str:
@@ -58,4 +57,4 @@ def to_xml(windows: list[dict], scale: float, width: int, height: int) -> str:
     for i, window in enumerate(windows):
         _write(window, i, scale, (width, height), out, 1)
     out.append("</hierarchy>")
-    return "\n".join(out) + "\n"
+    return "".join(out)  # one line, as uiautomator writes it

@@ -170,3 +170,13 @@ def test_screenshots_follow_the_screen(device):
     assert device.shell("screencap -p", encoding=None) == first  # cached, same screen
     device.app_start("com.waypoint.megamart")
     assert device.shell("screencap -p", encoding=None) != first
+
+
+def test_screen_version_tells_whether_a_capture_and_its_vars_match(device):
+    device.app_start("com.waypoint.megamart")
+    before = device.shell("waypoint screen-version")
+    device.screenshot()
+    assert device.shell("waypoint screen-version") == before
+    device.swipe(270, 900, 270, 400, 0.2)
+    time.sleep(0.3)
+    assert device.shell("waypoint screen-version") != before

@@ -5,6 +5,7 @@ Defaults come from the WAYPOINT_VIRTUAL_* settings; ``--connect`` also asks the 
 """
 
 import logging
+import signal
 import threading
 
 from django.conf import settings
@@ -27,6 +28,10 @@ def keep_connected(serial: str, adb_port: int, stop: threading.Event) -> None:
         except Exception as exc:  # noqa: BLE001 - the adb server may be restarting
             logging.getLogger(__name__).debug("adb connect %s failed: %s", serial, exc)
         stop.wait(5)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 class Command(BaseCommand):
@@ -75,6 +80,8 @@ class Command(BaseCommand):
             f"Virtual device {device.serial} ({options['size']}, seed {options['seed']}): {apps}\n"
             f"Connect with: adb connect {device.serial}"
         )
+        # `kill` / docker stop: shut Chromium down cleanly, like Ctrl-C.
+        signal.signal(signal.SIGTERM, _interrupt)
         stop = threading.Event()
         if options["connect"]:
             threading.Thread(
