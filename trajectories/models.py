@@ -176,6 +176,10 @@ class Trajectory(models.Model):
         return self.metadata.get("apps", [])
 
 
+def blob_storage_name(sha256: str, extension: str) -> str:
+    return f"blobs/{sha256[:2]}/{sha256[2:4]}/{sha256}.{extension}"
+
+
 class Blob(models.Model):
     """A content-addressed file in blob storage (screenshots, UI XML): stored once per sha256."""
 
@@ -195,7 +199,7 @@ class Blob(models.Model):
 
     @property
     def storage_name(self) -> str:
-        return f"blobs/{self.sha256[:2]}/{self.sha256[2:4]}/{self.sha256}.{self.extension}"
+        return blob_storage_name(self.sha256, self.extension)
 
     @property
     def url(self) -> str:

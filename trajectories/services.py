@@ -188,7 +188,7 @@ def do_import_trajectory(
         )
         if record.final_screen is not None:
             trajectory.final_screen = screens[record.final_screen]
-            trajectory.save(update_fields=["final_screen"])
+            Trajectory.objects.filter(pk=trajectory.pk).update(final_screen=trajectory.final_screen)
         Subgoal.objects.bulk_create(
             [
                 Subgoal(

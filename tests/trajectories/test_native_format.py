@@ -351,10 +351,10 @@ def test_export_refuses_an_existing_folder(project, exported):
 def test_a_failed_export_leaves_no_folder(project, exported, tmp_path, monkeypatch):
     from trajectories.formats import waypoint
 
-    def broken(trajectory):
+    def broken(*rows):
         raise OSError("disk full")
 
-    monkeypatch.setattr(waypoint, "trajectory_to_dict", broken)
+    monkeypatch.setattr(waypoint, "_record", broken)
     with pytest.raises(OSError):
         export_trajectories(Trajectory.objects.all(), tmp_path / "out")
     assert [p.name for p in tmp_path.iterdir()] == ["export"]

@@ -20,7 +20,8 @@ from ..validation import InvalidData, check_trajectory_record
 from . import droidbot, waypoint
 from .archive import open_source
 
-Reader = Callable[[Path], Iterator[tuple[str, TrajectoryRecord]]]
+# A reader takes the folder and a dict in which it may remember what it already verified.
+Reader = Callable[[Path, dict[str, Any]], Iterator[tuple[str, TrajectoryRecord]]]
 Counter = Callable[[Path], int]
 Exporter = Callable[..., dict[str, Any]]
 
@@ -54,13 +55,14 @@ def import_trajectories(
         total = counter(folder)
         # First pass: check everything, so bad input changes nothing.
         checked = 0
-        for where, record in reader(folder):
+        verified: dict[str, Any] = {}
+        for where, record in reader(folder, verified):
             check_trajectory_record(record, where)
             checked += 1
             if progress:
                 progress(checked, 2 * total)
         counts = {"created": 0, "existing": 0, "steps": 0}
-        for where, record in reader(folder):
+        for where, record in reader(folder, verified):
             _, created = do_import_trajectory(project, record, actor=actor, where=where)
             counts["created" if created else "existing"] += 1
             counts["steps"] += len(record.steps) if created else 0

@@ -673,7 +673,9 @@ def count_trajectories(folder: Path) -> int:
     return len(_plan(Path(folder)).chains)
 
 
-def read_droidbot(folder: Path) -> Iterator[tuple[str, TrajectoryRecord]]:
+def read_droidbot(
+    folder: Path, checked: dict[str, Any] | None = None
+) -> Iterator[tuple[str, TrajectoryRecord]]:
     """Yield (where, record) for every chained trajectory of a DroidBot output folder."""
     folder = Path(folder)
     run = _plan(folder)

@@ -26,10 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from django.core.files.storage import default_storage
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 
 from ..blobs import check_image, sha256_hex
-from ..models import AnchorLink, Blob, Screen, Step, Trajectory
+from ..models import (
+    Anchor,
+    AnchorLink,
+    Blob,
+    MemoryTarget,
+    Screen,
+    Step,
+    Subgoal,
+    Trajectory,
+    blob_storage_name,
+)
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIXmlError, parse_ui_xml
 from ..validation import InvalidData, fail, field_at
@@ -51,151 +61,265 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def export_queryset(trajectories: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
-    """The trajectories with everything an export reads, in a fixed order."""
-    return (
-        trajectories.select_related("task", "recorded_by")
-        .prefetch_related(
-            Prefetch(
-                "screens",
-                queryset=Screen.objects.select_related("screenshot", "ui_xml").order_by("id"),
-            ),
-            Prefetch("steps", queryset=Step.objects.order_by("index")),
-            "subgoals",
-            "memory_targets",
-            "anchors",
-            Prefetch(
-                "anchors__links_out",
-                queryset=AnchorLink.objects.select_related("target").order_by(
-                    "target__step_index", "target_id", "relation"
-                ),
-            ),
-        )
-        .order_by("uid")
-    )
+CHUNK = 100  # trajectories fetched per round of queries
+
+
+def _group(rows: list[dict[str, Any]], key: str = "trajectory_id") -> dict[int, list[dict]]:
+    grouped: dict[int, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row.pop(key), []).append(row)
+    return grouped
+
+
+def _blob_file(sha256: str, content_type: str) -> str:
+    extension = Blob.EXTENSIONS.get(content_type, "bin")
+    folder = "xml" if content_type == "text/xml" else "screens"
+    return f"{folder}/{sha256}.{extension}"
 
 
 def blob_file(blob: Blob) -> str:
-    folder = "xml" if blob.content_type == "text/xml" else "screens"
-    return f"{folder}/{blob.sha256}.{blob.extension}"
+    """Where a blob is written inside an export folder."""
+    return _blob_file(blob.sha256, blob.content_type)
 
 
-def trajectory_to_dict(trajectory: Trajectory) -> dict[str, Any]:
-    """The native record of one trajectory (from a queryset of :func:`export_queryset`)."""
-    task = trajectory.task
-    screens = list(trajectory.screens.all())
-    position = {screen.pk: i for i, screen in enumerate(screens)}
-    anchors = sorted(trajectory.anchors.all(), key=lambda a: (a.step_index, a.pk))
+def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every label of a chunk of trajectories in one query per kind, as plain rows.
+
+    Plain rows, not model instances: building thousands of model objects per chunk would
+    cost more than the export's writing itself.
+    """
+    ids = [row["id"] for row in rows]
+    screens = _group(
+        list(
+            Screen.objects.filter(trajectory_id__in=ids)
+            .order_by("id")
+            .values(
+                "id",
+                "trajectory_id",
+                "screenshot_id",
+                "screenshot__content_type",
+                "ui_xml_id",
+                "ui_xml__content_type",
+                "width",
+                "height",
+                "package",
+                "activity",
+                "captured_at",
+                "features",
+                "visible_memory",
+            )
+        )
+    )
+    steps = _group(
+        list(
+            Step.objects.filter(trajectory_id__in=ids)
+            .order_by("trajectory_id", "index")
+            .values(
+                "trajectory_id",
+                "index",
+                "screen_id",
+                "action_type",
+                "action",
+                "target",
+                "thought",
+                "summary",
+                "memory",
+                "trainable",
+                "action_sent_at",
+                "settled_at",
+            )
+        )
+    )
+    subgoals = _group(
+        list(
+            Subgoal.objects.filter(trajectory_id__in=ids)
+            .order_by("start", "id")
+            .values(
+                "trajectory_id", "start", "end", "text", "effect", "behaviour", "success", "origin"
+            )
+        )
+    )
+    memory_targets = _group(
+        list(
+            MemoryTarget.objects.filter(trajectory_id__in=ids)
+            .order_by("encode_step", "key", "id")
+            .values("trajectory_id", "key", "value", "encode_step", "retrieve_steps", "evidence")
+        )
+    )
+    anchors = _group(
+        list(
+            Anchor.objects.filter(trajectory_id__in=ids)
+            .order_by("step_index", "id")
+            .values(
+                "trajectory_id",
+                "id",
+                "key",
+                "step_index",
+                "type",
+                "content",
+                "description",
+                "evidence",
+            )
+        )
+    )
+    links = _group(
+        list(
+            AnchorLink.objects.filter(source__trajectory_id__in=ids)
+            .order_by(
+                "source__step_index", "source_id", "target__step_index", "target_id", "relation"
+            )
+            .values("source__trajectory_id", "source__key", "target__key", "relation", "critical")
+        ),
+        key="source__trajectory_id",
+    )
+    return [
+        _record(
+            row,
+            screens.get(row["id"], []),
+            steps.get(row["id"], []),
+            subgoals.get(row["id"], []),
+            memory_targets.get(row["id"], []),
+            anchors.get(row["id"], []),
+            links.get(row["id"], []),
+        )
+        for row in rows
+    ]
+
+
+TRAJECTORY_FIELDS = (
+    "id",
+    "uid",
+    "device_serial",
+    "device_model",
+    "android_version",
+    "screen_width",
+    "screen_height",
+    "density",
+    "recorder_name",
+    "source",
+    "status",
+    "outcome",
+    "recorded_at",
+    "metadata",
+    "final_screen_id",
+    "task__uid",
+    "task__goal",
+    "task__apps",
+    "task__intent",
+    "task__difficulty",
+    "task__gold_answer",
+    "task__grading_rule",
+    "task__memory_items",
+)
+
+
+def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
+    position = {screen["id"]: i for i, screen in enumerate(screens)}
     return {
         "schema": SCHEMA,
-        "id": str(trajectory.uid),
+        "id": str(t["uid"]),
         "task": {
-            "id": task.uid,
-            "goal": task.goal,
-            "apps": task.apps,
-            "intent": task.intent,
-            "difficulty": task.difficulty,
-            "gold_answer": task.gold_answer,
-            "grading_rule": task.grading_rule,
-            "memory_items": task.memory_items,
+            "id": t["task__uid"],
+            "goal": t["task__goal"],
+            "apps": t["task__apps"],
+            "intent": t["task__intent"],
+            "difficulty": t["task__difficulty"],
+            "gold_answer": t["task__gold_answer"],
+            "grading_rule": t["task__grading_rule"],
+            "memory_items": t["task__memory_items"],
         },
         "device": {
-            "serial": trajectory.device_serial,
-            "model": trajectory.device_model,
-            "android_version": trajectory.android_version,
-            "width": trajectory.screen_width,
-            "height": trajectory.screen_height,
-            "density": trajectory.density,
+            "serial": t["device_serial"],
+            "model": t["device_model"],
+            "android_version": t["android_version"],
+            "width": t["screen_width"],
+            "height": t["screen_height"],
+            "density": t["density"],
         },
-        "source": trajectory.source,
-        "status": trajectory.status,
-        "outcome": trajectory.outcome,
-        "recorded_by": trajectory.recorder_name or None,
-        "recorded_at": _iso(trajectory.recorded_at),
-        "metadata": trajectory.metadata,
+        "source": t["source"],
+        "status": t["status"],
+        "outcome": t["outcome"],
+        "recorded_by": t["recorder_name"] or None,
+        "recorded_at": _iso(t["recorded_at"]),
+        "metadata": t["metadata"],
         "screens": [
             {
-                "screenshot": blob_file(screen.screenshot),
-                "ui_xml": blob_file(screen.ui_xml) if screen.ui_xml else None,
-                "width": screen.width,
-                "height": screen.height,
-                "package": screen.package,
-                "activity": screen.activity,
-                "captured_at": _iso(screen.captured_at),
-                "features": screen.features,
-                "visible_memory": screen.visible_memory,
+                "screenshot": _blob_file(s["screenshot_id"], s["screenshot__content_type"]),
+                "ui_xml": _blob_file(s["ui_xml_id"], s["ui_xml__content_type"])
+                if s["ui_xml_id"]
+                else None,
+                "width": s["width"],
+                "height": s["height"],
+                "package": s["package"],
+                "activity": s["activity"],
+                "captured_at": _iso(s["captured_at"]),
+                "features": s["features"],
+                "visible_memory": s["visible_memory"],
             }
-            for screen in screens
+            for s in screens
         ],
         "steps": [
             {
-                "index": step.index,
-                "screen": position[step.screen_id],
-                "action": {"type": step.action_type, **step.action},
-                "target": step.target,
-                "thought": step.thought,
-                "summary": step.summary,
-                "memory": step.memory,
-                "trainable": step.trainable,
-                "action_sent_at": _iso(step.action_sent_at),
-                "settled_at": _iso(step.settled_at),
+                "index": s["index"],
+                "screen": position[s["screen_id"]],
+                "action": {"type": s["action_type"], **s["action"]},
+                "target": s["target"],
+                "thought": s["thought"],
+                "summary": s["summary"],
+                "memory": s["memory"],
+                "trainable": s["trainable"],
+                "action_sent_at": _iso(s["action_sent_at"]),
+                "settled_at": _iso(s["settled_at"]),
             }
-            for step in trajectory.steps.all()
+            for s in steps
         ],
-        "final_screen": position.get(trajectory.final_screen_id),
-        "subgoals": [
-            {
-                "start": g.start,
-                "end": g.end,
-                "text": g.text,
-                "effect": g.effect,
-                "behaviour": g.behaviour,
-                "success": g.success,
-                "origin": g.origin,
-            }
-            for g in sorted(trajectory.subgoals.all(), key=lambda g: (g.start, g.pk))
-        ],
-        "memory_targets": [
-            {
-                "key": m.key,
-                "value": m.value,
-                "encode_step": m.encode_step,
-                "retrieve_steps": m.retrieve_steps,
-                "evidence": m.evidence,
-            }
-            for m in sorted(
-                trajectory.memory_targets.all(), key=lambda m: (m.encode_step, m.key, m.pk)
-            )
-        ],
+        "final_screen": position.get(t["final_screen_id"]),
+        "subgoals": subgoals,
+        "memory_targets": memory_targets,
         "anchors": [
             {
-                "id": a.key,
-                "step": a.step_index,
-                "type": a.type,
-                "content": a.content,
-                "description": a.description,
-                "evidence": a.evidence,
+                "id": a["key"],
+                "step": a["step_index"],
+                "type": a["type"],
+                "content": a["content"],
+                "description": a["description"],
+                "evidence": a["evidence"],
             }
             for a in anchors
         ],
         "anchor_links": [
             {
-                "source": a.key,
-                "target": link.target.key,
-                "relation": link.relation,
-                "critical": link.critical,
+                "source": link["source__key"],
+                "target": link["target__key"],
+                "relation": link["relation"],
+                "critical": link["critical"],
             }
-            for a in anchors
-            for link in a.links_out.all()
+            for link in links
         ],
     }
 
 
-def _copy_blob(blob: Blob, target: Path) -> None:
+def iter_records(trajectories: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]:
+    """The native records of the trajectories, ordered by uid, a chunk at a time.
+
+    Keyset paging on the uid keeps memory flat however many trajectories there are.
+    """
+    base = trajectories.order_by("uid").values(*TRAJECTORY_FIELDS)
+    last = None
+    while True:
+        page = base.filter(uid__gt=last) if last is not None else base
+        rows = list(page[:CHUNK])
+        if not rows:
+            return
+        yield from _fetch_chunk(rows)
+        last = rows[-1]["uid"]
+
+
+def _copy_blob(name: str, target: Path) -> None:
     try:
-        source = default_storage.path(blob.storage_name)
+        source = default_storage.path(name)
     except NotImplementedError:
-        with default_storage.open(blob.storage_name, "rb") as src, open(target, "wb") as out:
+        with default_storage.open(name, "rb") as src, open(target, "wb") as out:
             shutil.copyfileobj(src, out)
     else:
         shutil.copyfile(source, target)
@@ -226,20 +350,19 @@ def export_waypoint(
             open(work / DATA_FILE, "w", encoding="utf-8") as data,
             open(sums_path, "w", encoding="utf-8") as sums,
         ):
-            for trajectory in export_queryset(trajectories).iterator(chunk_size=100):
-                record = trajectory_to_dict(trajectory)
+            for record in iter_records(trajectories):
                 line = _dump(record) + "\n"
                 data.write(line)
                 data_hash.update(line.encode("utf-8"))
-                for screen in trajectory.screens.all():
-                    for blob in (screen.screenshot, screen.ui_xml):
-                        if blob is None:
+                for screen in record["screens"]:
+                    for name in (screen["screenshot"], screen["ui_xml"]):
+                        if name is None:
                             continue
-                        name = blob_file(blob)
                         target = work / name
                         if not target.exists():
-                            _copy_blob(blob, target)
-                            sums.write(f"{blob.sha256} {name}\n")
+                            sha, extension = name.rsplit("/", 1)[1].split(".")
+                            _copy_blob(blob_storage_name(sha, extension), target)
+                            sums.write(f"{sha} {name}\n")
                             counts["files"] += 1
                 counts["trajectories"] += 1
                 counts["steps"] += len(record["steps"])
@@ -343,19 +466,25 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-def _read_screen(folder: Path, obj: Any, where: str, files: dict[str, str]) -> ScreenRecord:
+def _read_screen(
+    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[str, Any]
+) -> ScreenRecord:
     f = _Fields(obj, where)
     shot_name = f.get("screenshot", str)
-    shot = _read_listed(folder, shot_name, f.at("screenshot"), files)
-    info = check_image(shot, f"{f.at('screenshot')} ({shot_name})")
+    shot = _read_listed(folder, shot_name, f.at("screenshot"), files, checked)
+    info = checked.get(shot_name)
+    if info is None:
+        info = checked[shot_name] = check_image(shot, f"{f.at('screenshot')} ({shot_name})")
     xml_name = f.get("ui_xml", str, None)
     xml = None
     if xml_name is not None:
-        xml = _read_listed(folder, xml_name, f.at("ui_xml"), files)
-        try:
-            parse_ui_xml(xml)
-        except UIXmlError as exc:
-            raise InvalidData(f"{f.at('ui_xml')} ({xml_name}): {exc}") from None
+        xml = _read_listed(folder, xml_name, f.at("ui_xml"), files, checked)
+        if checked.get(xml_name) is None:
+            try:
+                parse_ui_xml(xml)
+            except UIXmlError as exc:
+                raise InvalidData(f"{f.at('ui_xml')} ({xml_name}): {exc}") from None
+            checked[xml_name] = True
     width, height = f.get("width", int, info.width), f.get("height", int, info.height)
     if (width, height) != (info.width, info.height):
         raise InvalidData(
@@ -375,17 +504,25 @@ def _read_screen(folder: Path, obj: Any, where: str, files: dict[str, str]) -> S
     )
 
 
-def _read_listed(folder: Path, name: str, where: str, files: dict[str, str]) -> bytes:
+def _read_listed(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[str, Any]
+) -> bytes:
+    """A file's bytes, its path and checksum verified the first time the import reads it."""
+    if name in checked:
+        return (folder / name).read_bytes()
     expected = files.get(name)
     if expected is None:
         raise InvalidData(f"{where}: file {name!r} is not listed in {MANIFEST}")
     data = read_file(folder, name, where)
     if sha256_hex(data) != expected:
         raise InvalidData(f"{where}: file {name!r} does not match its sha256 in {MANIFEST}")
+    checked[name] = None
     return data
 
 
-def record_from_dict(obj: Any, where: str, folder: Path, files: dict[str, str]) -> TrajectoryRecord:
+def record_from_dict(
+    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[str, Any]
+) -> TrajectoryRecord:
     """Parse one native line into a record; structural errors name the line and field."""
     f = _Fields(obj, where)
     schema = f.get("schema", str)
@@ -405,7 +542,7 @@ def record_from_dict(obj: Any, where: str, folder: Path, files: dict[str, str]) 
         memory_items=t.get("memory_items", list, []),
     )
     screens = [
-        _read_screen(folder, s, f"{f.at('screens')}[{i}]", files)
+        _read_screen(folder, s, f"{f.at('screens')}[{i}]", files, checked)
         for i, s in enumerate(f.get("screens", list))
     ]
     steps = []
@@ -476,8 +613,15 @@ def count_lines(folder: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
-def read_waypoint(folder: Path) -> Iterator[tuple[str, TrajectoryRecord]]:
-    """Yield (where, record) for every line of a native export folder."""
+def read_waypoint(
+    folder: Path, checked: dict[str, Any] | None = None
+) -> Iterator[tuple[str, TrajectoryRecord]]:
+    """Yield (where, record) for every line of a native export folder.
+
+    ``checked`` remembers the files already verified (path, checksum, content), so a file
+    shared by many screens, or read again by a second pass, is verified once.
+    """
+    checked = {} if checked is None else checked
     manifest = read_manifest(folder)
     files = manifest["files"]
     path = _data_file(folder)
@@ -499,4 +643,4 @@ def read_waypoint(folder: Path) -> Iterator[tuple[str, TrajectoryRecord]]:
                 raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
             except UnicodeDecodeError as exc:
                 raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-            yield where, record_from_dict(obj, where, folder, files)
+            yield where, record_from_dict(obj, where, folder, files, checked)
