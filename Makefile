@@ -13,6 +13,7 @@ PORT ?= 8000
 
 export DEBUG ?= 1
 export WAYPOINT_DEMO_PASSWORD ?= waypoint-demo
+export WAYPOINT_VIRTUAL_DEVICE ?= 1
 
 .PHONY: help install run test lint format bench
 
@@ -42,13 +43,11 @@ run: $(STAMP)
 	$(BIN)/celery -A config worker -P solo --loglevel=info >var/worker.log 2>&1 &
 	pids+=($$!)
 	echo "Celery worker started (log: var/worker.log)"
-	# --- virtual device hook: the built-in phone, once its command exists -----------------
-	if [ -f devices/management/commands/virtual_device.py ]; then
+	if [ "$$WAYPOINT_VIRTUAL_DEVICE" = 1 ]; then
 		$(BIN)/python manage.py virtual_device --connect >var/virtual_device.log 2>&1 &
 		pids+=($$!)
 		echo "Virtual device starting (log: var/virtual_device.log)"
 	fi
-	# ---------------------------------------------------------------------------------------
 	echo
 	echo "Waypoint: http://$(HOST):$(PORT)/   login: demo / $$WAYPOINT_DEMO_PASSWORD"
 	echo
