@@ -1,0 +1,3 @@
+"""Filled in by the annotate issue."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Filled in by the devices issue."""
+
+urlpatterns: list = []
