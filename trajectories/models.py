@@ -159,6 +159,14 @@ class Trajectory(models.Model):
     version = models.PositiveIntegerField(
         default=1, help_text="Bumped by every label change; stale writes are refused."
     )
+    copy_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="copies",
+        help_text="The trajectory this one is a second annotator's copy of (double annotation).",
+    )
     recorded_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

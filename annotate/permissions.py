@@ -1,0 +1,51 @@
+"""Who may do what to a trajectory's labels, in one place.
+
+- any member of the project sees the labels (outsiders get a 404 from ``access_trajectory``);
+- annotators edit and submit the trajectories assigned to them, and their own recordings
+  while nobody is assigned;
+- reviewers review (comment, approve, reject, send back);
+- admins do everything, including assignment.
+"""
+
+from __future__ import annotations
+
+from trajectories.access import AccessDenied, access_project, access_trajectory, role_in
+from trajectories.models import Project, Role, Trajectory
+
+from .models import Assignment
+
+VIEW, EDIT, REVIEW, ASSIGN = "view", "edit", "review", "assign"
+
+
+def may_edit(user, trajectory: Trajectory, role: str | None) -> bool:
+    if role == Role.ADMIN:
+        return True
+    if role != Role.ANNOTATOR:
+        return False
+    assignees = set(
+        Assignment.objects.filter(trajectory=trajectory).values_list("annotator_id", flat=True)
+    )
+    if assignees:
+        return user.pk in assignees
+    return trajectory.recorded_by_id == user.pk
+
+
+def may_review(role: str | None) -> bool:
+    return role in (Role.REVIEWER, Role.ADMIN)
+
+
+def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, str]:
+    """The trajectory and the user's role in its project, if the user may do ``action``."""
+    trajectory = access_trajectory(user, trajectory_id)
+    role = role_in(trajectory.project, user)
+    if action == EDIT and not may_edit(user, trajectory, role):
+        raise AccessDenied(
+            "Only the annotators assigned to this trajectory, and admins, can edit its labels"
+        )
+    if action == REVIEW and not may_review(role):
+        raise AccessDenied("Only reviewers and admins can review")
+    return trajectory, role
+
+
+def access_assignments(user, project_id) -> Project:
+    return access_project(user, project_id, roles=(Role.ADMIN,))
