@@ -250,3 +250,9 @@ CHROMIUM_PATH = os.getenv("CHROMIUM_PATH") or (
 if TESTING:
     # Hashing passwords slowly protects nothing in a test database.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Recording (devices/): leases, settle detection and the live view.
+WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the driver's page
+WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
+WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
+WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible

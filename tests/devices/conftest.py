@@ -118,3 +118,10 @@ def node_center(xml: str, **attrs: str) -> tuple[int, int]:
 
 def tap_node(device: adbutils.AdbDevice, **attrs: str) -> None:
     device.click(*node_center(device.dump_hierarchy(), **attrs))
+
+
+@pytest.fixture
+def adb_servers(settings, adb_server):
+    """Waypoint's device services pointed at the session's private adb server."""
+    settings.ADB_SERVERS = [f"127.0.0.1:{adb_server.port}"]
+    return settings.ADB_SERVERS

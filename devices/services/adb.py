@@ -1,0 +1,157 @@
+"""Devices across the configured adb servers, and the facts a trajectory records about them."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import adbutils
+from adbutils.errors import AdbError, AdbTimeout
+from django.conf import settings
+
+# What a device that vanished looks like from adbutils (and from the socket below it).
+DEVICE_ERRORS = (AdbError, AdbTimeout, ConnectionError, OSError, EOFError)
+
+FACTS_TTL = 30.0  # seconds: model and screen size do not change while a device stays connected
+_FACTS_COMMAND = (
+    "getprop ro.product.model; echo @; getprop ro.build.version.release; echo @; "
+    "wm size; echo @; wm density; echo @; pm list packages com.android.adbkeyboard; echo @; "
+    "waypoint screen-version"
+)
+
+
+class DeviceUnavailable(Exception):
+    """The device is not (or no longer) connected to any configured adb server."""
+
+
+@dataclass
+class DeviceFacts:
+    model: str = ""
+    android_version: str = ""
+    width: int = 0
+    height: int = 0
+    density: int = 0
+    virtual: bool = False  # answers `waypoint screen-version`: the built-in virtual device
+    adb_keyboard: bool = False  # takes ADB_INPUT_B64 broadcasts (any Unicode text)
+
+    @property
+    def size(self) -> str:
+        return f"{self.width}x{self.height}" if self.width else ""
+
+
+@dataclass
+class DeviceInfo:
+    serial: str
+    adb_server: str
+    state: str  # device | offline | unauthorized | ...
+    facts: DeviceFacts = field(default_factory=DeviceFacts)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.state == "device"
+
+
+def split_server(server: str) -> tuple[str, int]:
+    host, _, port = server.rpartition(":")
+    return (host or "127.0.0.1"), int(port or 5037)
+
+
+def client_for(server: str) -> adbutils.AdbClient:
+    host, port = split_server(server)
+    return adbutils.AdbClient(host=host, port=port, socket_timeout=10)
+
+
+_facts_cache: dict[tuple[str, str], tuple[float, DeviceFacts]] = {}
+_facts_lock = threading.Lock()
+
+
+def _int_after(pattern: str, text: str) -> int:
+    found = re.findall(pattern, text)
+    return int(found[-1]) if found else 0  # an "Override" line comes last and wins
+
+
+def parse_facts(output: str) -> DeviceFacts:
+    parts = [p.strip() for p in output.split("@")] + [""] * 6
+    size = re.findall(r"(\d+)x(\d+)", parts[2])
+    width, height = (int(v) for v in size[-1]) if size else (0, 0)
+    return DeviceFacts(
+        model=parts[0],
+        android_version=parts[1],
+        width=width,
+        height=height,
+        density=_int_after(r"density:\s*(\d+)", parts[3]),
+        adb_keyboard="package:com.android.adbkeyboard" in parts[4],
+        virtual=bool(re.fullmatch(r"-?\d+", parts[5])),
+    )
+
+
+def device_facts(device: adbutils.AdbDevice, server: str, *, fresh: bool = False) -> DeviceFacts:
+    """Model, Android version, screen size and density in one shell round trip (cached)."""
+    key = (server, device.serial)
+    now = time.monotonic()
+    with _facts_lock:
+        cached = _facts_cache.get(key)
+    if cached and not fresh and now - cached[0] < FACTS_TTL:
+        return cached[1]
+    facts = parse_facts(device.shell(_FACTS_COMMAND, timeout=10))
+    with _facts_lock:
+        _facts_cache[key] = (now, facts)
+    return facts
+
+
+@dataclass
+class ServerReport:
+    server: str
+    devices: list[DeviceInfo]
+    error: str = ""
+
+
+def discover_devices() -> list[ServerReport]:
+    """Every device of every adb server in ``ADB_SERVERS``, with its facts when it is online."""
+    reports = []
+    for server in settings.ADB_SERVERS:
+        client = client_for(server)
+        try:
+            listed = client.list()
+        except DEVICE_ERRORS as exc:
+            reports.append(ServerReport(server, [], f"adb server {server} unreachable: {exc}"))
+            continue
+        devices = []
+        for item in listed:
+            info = DeviceInfo(item.serial, server, item.state)
+            if info.is_ready:
+                try:
+                    info.facts = device_facts(client.device(item.serial), server)
+                except DEVICE_ERRORS:
+                    info.state = "offline"
+            devices.append(info)
+        reports.append(ServerReport(server, devices))
+    return reports
+
+
+def find_device(serial: str, server: str | None = None) -> tuple[adbutils.AdbDevice, str]:
+    """The connected device with this serial and the adb server it is on."""
+    servers = [server] if server else settings.ADB_SERVERS
+    for candidate in servers:
+        client = client_for(candidate)
+        try:
+            states = {item.serial: item.state for item in client.list()}
+        except DEVICE_ERRORS:
+            continue
+        if states.get(serial) == "device":
+            return client.device(serial), candidate
+        if serial in states:
+            raise DeviceUnavailable(f"Device {serial} is {states[serial]}.")
+    raise DeviceUnavailable(f"Device {serial} is not connected to any adb server.")
+
+
+def installed_packages(device: adbutils.AdbDevice) -> list[str]:
+    """Third-party packages (the apps a task is about), for the open-app list."""
+    output = device.shell(["pm", "list", "packages", "-3"], timeout=10)
+    return sorted(
+        line.removeprefix("package:").strip()
+        for line in output.splitlines()
+        if line.startswith("package:")
+    )

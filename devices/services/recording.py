@@ -1,0 +1,602 @@
+"""Recording a trajectory on a device, one step at a time.
+
+One step = the current Screen (captured after the previous step) → execute the action → wait
+until the screen settles → capture the new Screen → store the Step. The trajectory's
+``final_screen`` is always the screen the device showed after the last step: the "before"
+screen of the next one. Recording state lives in the trajectory (``status``, ``metadata``)
+and in the device's lease (``Lease.trajectory``), so it survives restarts of the web server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import adbutils
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from trajectories.blobs import put_blobs, read_blob
+from trajectories.models import (
+    ActionType,
+    MemoryTarget,
+    Outcome,
+    Project,
+    Screen,
+    Source,
+    Status,
+    Step,
+    Task,
+    Trajectory,
+)
+from trajectories.records import TaskRecord
+from trajectories.services import get_or_create_task, record_event
+from trajectories.uixml import UITree, UIXmlError, parse_ui_xml
+from trajectories.validation import InvalidData, check_action, check_bounds, check_point_on_screen
+
+from ..models import Lease
+from .actions import execute_action
+from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, find_device
+from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
+
+NO_DEVICE_ACTIONS = (ActionType.ANSWER, ActionType.TERMINATE)
+LABEL_FIELDS = ("thought", "summary", "memory", "trainable")
+
+
+class RecordingError(Exception):
+    """The recording cannot go on as asked (wrong state, another step was recorded first)."""
+
+
+class DeviceGone(RecordingError):
+    """The device disappeared; the trajectory is now interrupted with its steps kept."""
+
+
+_device_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def device_lock(serial: str) -> threading.Lock:
+    """One action at a time per device in this process (the lease keeps other drivers out)."""
+    with _locks_guard:
+        return _device_locks.setdefault(serial, threading.Lock())
+
+
+@dataclass
+class Connected:
+    device: adbutils.AdbDevice
+    adb_server: str
+    facts: DeviceFacts
+
+
+def connect(serial: str, adb_server: str | None = None) -> Connected:
+    device, server = find_device(serial, adb_server)
+    return Connected(device, server, device_facts(device, server))
+
+
+@lru_cache(maxsize=64)
+def _parsed(xml_sha256: str, xml: bytes) -> UITree | None:
+    try:
+        return parse_ui_xml(xml)
+    except UIXmlError:
+        return None
+
+
+def ui_tree_of(screen: Screen) -> UITree | None:
+    if screen.ui_xml is None:
+        return None
+    return _parsed(screen.ui_xml.sha256, read_blob(screen.ui_xml))
+
+
+def target_at(screen: Screen, fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The element of the screen's XML that a point action hits."""
+    if "x" not in fields:
+        return None
+    tree = ui_tree_of(screen)
+    element = tree.element_at(fields["x"], fields["y"]) if tree else None
+    return element.to_target() if element else None
+
+
+def store_screen(trajectory: Trajectory, shot: Capture, settle: Settle | None = None) -> Screen:
+    """The capture as a Screen; identical screenshots and XML are stored once (by sha256)."""
+    xml = shot.xml.encode()
+    blobs = put_blobs([(shot.png, "image/png"), (xml, "text/xml")])
+    features: dict[str, Any] = {}
+    tree = _parsed(hashlib.sha256(xml).hexdigest(), xml)
+    if tree is not None:
+        features["structure"] = tree.structure_signature()
+    if settle is not None:
+        features["settle_ms"] = settle.ms
+        features["settle_timed_out"] = settle.timed_out
+    return Screen.objects.create(
+        trajectory=trajectory,
+        screenshot=blobs[shot.sha256],
+        ui_xml=blobs[hashlib.sha256(xml).hexdigest()],
+        width=shot.width,
+        height=shot.height,
+        package=shot.package,
+        activity=shot.activity,
+        captured_at=shot.captured_at,
+        features=features,
+        visible_memory=shot.visible_memory or [],
+    )
+
+
+def _settled_capture(conn: Connected, timeout: float | None = None) -> tuple[Capture, Settle]:
+    settle = wait_until_settled(conn.device, conn.facts, timeout=timeout)
+    return capture(conn.device, conn.facts, settle), settle
+
+
+# ------------------------------------------------------------------------------- start / stop
+
+
+def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None = None):
+    """A new trajectory of ``task`` on the leased device, with its first screen captured."""
+    if lease.trajectory_id and lease.trajectory.status == Status.RECORDING:
+        raise RecordingError(
+            f"Device {lease.serial} is already recording trajectory {lease.trajectory_id}."
+        )
+    conn = conn or connect(lease.serial, lease.adb_server)
+    try:
+        shot, settle = _settled_capture(conn)
+    except DEVICE_ERRORS as exc:
+        raise DeviceUnavailable(f"Device {lease.serial} did not answer: {exc}") from exc
+    facts = conn.facts
+    metadata: dict[str, Any] = {
+        "recording": {"serial": lease.serial, "adb_server": conn.adb_server},
+        "apps": list(task.apps),
+    }
+    if facts.virtual and task.uid.startswith(VIRTUAL_TASK_PREFIX):
+        metadata["virtual_task"] = task.uid.split(":")[1]
+    with transaction.atomic():
+        trajectory = Trajectory.objects.create(
+            project=task.project,
+            task=task,
+            device_serial=lease.serial,
+            device_model=facts.model,
+            android_version=facts.android_version,
+            screen_width=shot.width,
+            screen_height=shot.height,
+            density=facts.density,
+            recorded_by=actor,
+            recorder_name=actor.get_username(),
+            source=Source.RECORDED,
+            status=Status.RECORDING,
+            metadata=metadata,
+            recorded_at=timezone.now(),
+        )
+        trajectory.final_screen = store_screen(trajectory, shot, settle)
+        trajectory.save(update_fields=["final_screen"])
+        Lease.objects.filter(pk=lease.pk).update(trajectory=trajectory)
+        lease.trajectory = trajectory
+        record_event(
+            "trajectory.recording_started",
+            actor=actor,
+            trajectory=trajectory,
+            obj=trajectory,
+            after={"serial": lease.serial, "task": task.uid},
+        )
+    return trajectory
+
+
+def do_interrupt(trajectory: Trajectory, reason: str) -> bool:
+    """Leave a recording ``interrupted`` with its steps; False when it was not recording."""
+    with transaction.atomic():
+        metadata = dict(trajectory.metadata)
+        metadata["interruption"] = {
+            "at": timezone.now().isoformat(),
+            "reason": reason,
+            "steps": trajectory.step_count,
+        }
+        updated = Trajectory.objects.filter(pk=trajectory.pk, status=Status.RECORDING).update(
+            status=Status.INTERRUPTED, metadata=metadata
+        )
+        if not updated:
+            return False
+        trajectory.status, trajectory.metadata = Status.INTERRUPTED, metadata
+        Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
+        record_event(
+            "trajectory.interrupted",
+            trajectory=trajectory,
+            obj=trajectory,
+            before={"status": Status.RECORDING},
+            after={"status": Status.INTERRUPTED, "reason": reason},
+        )
+    return True
+
+
+def do_resume_recording(lease: Lease, trajectory: Trajectory, actor, conn: Connected | None = None):
+    """Go on recording an interrupted trajectory on the leased device, from its current screen."""
+    if trajectory.status != Status.INTERRUPTED:
+        raise RecordingError(
+            f"Only an interrupted trajectory can be resumed; this one is {trajectory.status}."
+        )
+    if lease.trajectory_id and lease.trajectory_id != trajectory.pk:
+        if lease.trajectory.status == Status.RECORDING:
+            raise RecordingError(f"Device {lease.serial} is recording another trajectory.")
+    conn = conn or connect(lease.serial, lease.adb_server)
+    try:
+        shot, settle = _settled_capture(conn)
+    except DEVICE_ERRORS as exc:
+        raise DeviceUnavailable(f"Device {lease.serial} did not answer: {exc}") from exc
+    if (shot.width, shot.height) != (trajectory.screen_width, trajectory.screen_height):
+        raise RecordingError(
+            f"This trajectory was recorded at {trajectory.screen_width}x"
+            f"{trajectory.screen_height}; device {lease.serial} shows {shot.width}x{shot.height}."
+        )
+    with transaction.atomic():
+        metadata = dict(trajectory.metadata)
+        metadata.setdefault("resumes", []).append(
+            {
+                "at": timezone.now().isoformat(),
+                "step": trajectory.step_count,
+                "serial": lease.serial,
+            }
+        )
+        metadata["recording"] = {"serial": lease.serial, "adb_server": conn.adb_server}
+        screen = store_screen(trajectory, shot, settle)
+        updated = Trajectory.objects.filter(pk=trajectory.pk, status=Status.INTERRUPTED).update(
+            status=Status.RECORDING, final_screen=screen, metadata=metadata
+        )
+        if not updated:
+            raise RecordingError("Someone else resumed this trajectory first.")
+        trajectory.status, trajectory.final_screen, trajectory.metadata = (
+            Status.RECORDING,
+            screen,
+            metadata,
+        )
+        Lease.objects.filter(pk=lease.pk).update(trajectory=trajectory)
+        lease.trajectory = trajectory
+        record_event(
+            "trajectory.recording_resumed",
+            actor=actor,
+            trajectory=trajectory,
+            obj=trajectory,
+            before={"status": Status.INTERRUPTED},
+            after={"status": Status.RECORDING, "step": trajectory.step_count},
+        )
+    return trajectory
+
+
+# ------------------------------------------------------------------------------------- steps
+
+
+def check_recording(trajectory: Trajectory) -> None:
+    if trajectory.status == Status.INTERRUPTED:
+        reason = trajectory.metadata.get("interruption", {}).get("reason", "")
+        raise RecordingError(
+            f"This trajectory was interrupted ({reason}); resume it to go on recording."
+        )
+    if trajectory.status != Status.RECORDING:
+        raise RecordingError(f"This trajectory is not being recorded (it is {trajectory.status}).")
+
+
+def _current_screen(trajectory: Trajectory) -> Screen:
+    screen = (
+        Screen.objects.select_related("screenshot", "ui_xml")
+        .filter(pk=trajectory.final_screen_id)
+        .first()
+    )
+    if screen is None:
+        raise RecordingError("This trajectory has no current screen; resume it to capture one.")
+    return screen
+
+
+def _save_step(
+    trajectory: Trajectory,
+    before: Screen,
+    action_type: str,
+    fields: dict[str, Any],
+    target: dict[str, Any] | None,
+    actor,
+    *,
+    sent_at=None,
+    settled_at=None,
+    after: Capture | None = None,
+    settle: Settle | None = None,
+) -> Step:
+    index = trajectory.step_count
+    with transaction.atomic():
+        after_screen = store_screen(trajectory, after, settle) if after is not None else before
+        updated = Trajectory.objects.filter(
+            pk=trajectory.pk, status=Status.RECORDING, step_count=index
+        ).update(step_count=index + 1, final_screen=after_screen, updated_at=timezone.now())
+        if not updated:
+            raise RecordingError("Another step was recorded at the same time; reload the page.")
+        step = Step.objects.create(
+            trajectory=trajectory,
+            index=index,
+            screen=before,
+            action_type=action_type,
+            action=fields,
+            target=target,
+            action_sent_at=sent_at,
+            settled_at=settled_at,
+        )
+        trajectory.step_count, trajectory.final_screen = index + 1, after_screen
+        record_event(
+            "step.recorded",
+            actor=actor,
+            trajectory=trajectory,
+            obj=step,
+            after={"index": index, "action": {"type": action_type, **fields}},
+        )
+    return step
+
+
+def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | None = None) -> Step:
+    """Execute a canonical action on the trajectory's device and record it as the next step.
+
+    The returned step carries ``timings`` (ms: action, settle, capture, store), not stored.
+    """
+    action_type, fields = check_action(action)
+    check_recording(trajectory)
+    before = _current_screen(trajectory)
+    check_point_on_screen(fields, before.width, before.height)
+    target = target_at(before, fields)
+    if action_type in NO_DEVICE_ACTIONS:
+        step = _save_step(trajectory, before, action_type, fields, target, actor)
+        step.timings = {}
+        return step
+
+    serial = trajectory.device_serial
+    server = trajectory.metadata.get("recording", {}).get("adb_server")
+    with device_lock(serial):
+        try:
+            conn = conn or connect(serial, server)
+            t0 = time.perf_counter()
+            sent_at = timezone.now()
+            execute_action(conn.device, action_type, fields, conn.facts)
+            t1 = time.perf_counter()
+            settle = wait_until_settled(conn.device, conn.facts)
+            t2 = time.perf_counter()
+            shot = capture(conn.device, conn.facts, settle)
+            t3 = time.perf_counter()
+        except (DeviceUnavailable, CaptureError, *DEVICE_ERRORS) as exc:
+            reason = f"device {serial} disconnected: {exc}"
+            do_interrupt(trajectory, reason)
+            raise DeviceGone(
+                f"Device {serial} is gone; the trajectory is interrupted with its "
+                f"{trajectory.step_count} recorded steps kept. The last {action_type} action "
+                "may have reached the device but was not recorded."
+            ) from exc
+        step = _save_step(
+            trajectory,
+            before,
+            action_type,
+            fields,
+            target,
+            actor,
+            sent_at=sent_at,
+            settled_at=settle.at,
+            after=shot,
+            settle=settle,
+        )
+        t4 = time.perf_counter()
+    step.timings = {
+        "action_ms": round((t1 - t0) * 1000, 1),
+        "settle_ms": round((t2 - t1) * 1000, 1),
+        "capture_ms": round((t3 - t2) * 1000, 1),
+        "store_ms": round((t4 - t3) * 1000, 1),
+    }
+    return step
+
+
+def grade_answer(trajectory: Trajectory, answer: str) -> dict[str, Any] | None:
+    """Whether the answer is right: the virtual device grades its own tasks, else the gold."""
+    virtual_task = trajectory.metadata.get("virtual_task")
+    if virtual_task:
+        try:
+            conn = connect(trajectory.device_serial)
+            out = conn.device.shell(["waypoint", "grade", virtual_task, answer], timeout=10)
+            if out.strip() in ("success", "failure"):
+                return {"correct": out.strip() == "success", "by": "virtual device"}
+        except (DeviceUnavailable, *DEVICE_ERRORS):
+            pass
+    task = trajectory.task
+    if not task.gold_answer:
+        return None
+    from devices.virtual import grade
+
+    rule = task.grading_rule
+    if rule == "regex":
+        import re
+
+        correct = re.fullmatch(task.gold_answer, answer.strip()) is not None
+    else:
+        correct = grade(rule, task.gold_answer, answer)
+    return {"correct": correct, "by": f"gold answer ({rule})"}
+
+
+def do_finish_recording(
+    trajectory: Trajectory, actor, *, status: str = "success", answer: str | None = None
+) -> Trajectory:
+    """End the recording with an optional answer step and a terminate step; grade the answer."""
+    check_recording(trajectory)
+    if answer is not None and answer.strip():
+        record_step(trajectory, {"type": ActionType.ANSWER, "text": answer}, actor)
+    record_step(trajectory, {"type": ActionType.TERMINATE, "status": status}, actor)
+    outcome = Outcome.SUCCESS if status == "success" else Outcome.FAILURE
+    metadata = dict(trajectory.metadata)
+    if answer is not None and answer.strip():
+        graded = grade_answer(trajectory, answer)
+        metadata["answer"] = answer
+        if graded is not None:
+            metadata["grade"] = graded
+            outcome = Outcome.SUCCESS if graded["correct"] else Outcome.FAILURE
+    with transaction.atomic():
+        Trajectory.objects.filter(pk=trajectory.pk).update(
+            status=Status.ANNOTATING, outcome=outcome, metadata=metadata
+        )
+        Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
+        record_event(
+            "trajectory.recording_finished",
+            actor=actor,
+            trajectory=trajectory,
+            obj=trajectory,
+            before={"status": Status.RECORDING},
+            after={"status": Status.ANNOTATING, "outcome": outcome, "grade": metadata.get("grade")},
+        )
+    trajectory.status, trajectory.outcome, trajectory.metadata = (
+        Status.ANNOTATING,
+        outcome,
+        metadata,
+    )
+    return trajectory
+
+
+# ------------------------------------------------------------------- labels while recording
+
+
+def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
+    """Forget the last step's record. The device is NOT undone: it stays where it is now."""
+    check_recording(trajectory)
+    with transaction.atomic():
+        step = trajectory.steps.order_by("-index").first()
+        if step is None:
+            raise RecordingError("There is no step to undo.")
+        updated = Trajectory.objects.filter(pk=trajectory.pk, step_count=step.index + 1).update(
+            step_count=step.index, version=F("version") + 1
+        )
+        if not updated:
+            raise RecordingError("Another step was recorded at the same time; reload the page.")
+        removed = {"type": step.action_type, **step.action}
+        metadata = dict(trajectory.metadata)
+        metadata.setdefault("undone_steps", []).append(
+            {"index": step.index, "action": removed, "at": timezone.now().isoformat()}
+        )
+        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
+        screen_id = step.screen_id
+        step.delete()
+        if screen_id != trajectory.final_screen_id:
+            Screen.objects.filter(pk=screen_id, steps__isnull=True).delete()
+        record_event(
+            "step.undone",
+            actor=actor,
+            trajectory=trajectory,
+            obj=step,
+            before={"index": step.index, "action": removed},
+        )
+    trajectory.step_count, trajectory.metadata = step.index, metadata
+    return step
+
+
+def do_update_step_labels(step: Step, actor, **changes: Any) -> Step:
+    """Thought, summary, memory and trainable of a step, edited while recording."""
+    unknown = set(changes) - set(LABEL_FIELDS)
+    if unknown:
+        raise InvalidData(f"{sorted(unknown)[0]}: not a label of a step")
+    before = {k: getattr(step, k) for k in changes}
+    for name, value in changes.items():
+        if name == "trainable" and not isinstance(value, bool):
+            raise InvalidData("trainable: must be true or false")
+        if name != "trainable" and not isinstance(value, str):
+            raise InvalidData(f"{name}: must be a string")
+    after = {k: v for k, v in changes.items() if before[k] != v}
+    if not after:
+        return step
+    with transaction.atomic():
+        Step.objects.filter(pk=step.pk).update(**after)
+        Trajectory.objects.filter(pk=step.trajectory_id).update(version=F("version") + 1)
+        for name, value in after.items():
+            setattr(step, name, value)
+        record_event(
+            "step.labels_changed",
+            actor=actor,
+            trajectory=step.trajectory,
+            obj=step,
+            before={k: before[k] for k in after},
+            after=after,
+        )
+    return step
+
+
+def do_add_note(trajectory: Trajectory, actor, text: str) -> dict[str, Any]:
+    """A note between steps (kept in the trajectory's metadata, before the next step)."""
+    text = text.strip()
+    if not text:
+        raise InvalidData("note: must not be empty")
+    note = {
+        "before_step": trajectory.step_count,
+        "text": text,
+        "by": actor.get_username(),
+        "at": timezone.now().isoformat(),
+    }
+    with transaction.atomic():
+        fresh = Trajectory.objects.select_for_update().get(pk=trajectory.pk)
+        metadata = dict(fresh.metadata)
+        metadata.setdefault("notes", []).append(note)
+        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
+        trajectory.metadata = metadata
+        record_event("trajectory.note_added", actor=actor, trajectory=trajectory, after=note)
+    return note
+
+
+def do_mark_memory_target(
+    trajectory: Trajectory, actor, *, key: str, value: str, bounds: list[int], source: str = "box"
+) -> MemoryTarget:
+    """A value on the current screen that must be remembered; encoded by the next step.
+
+    The evidence is the marked box and, when it matches an element, that element's node.
+    """
+    check_recording(trajectory)
+    key = key.strip()
+    if not key:
+        raise InvalidData("key: must not be empty")
+    bounds = check_bounds(bounds, "bounds")
+    screen = _current_screen(trajectory)
+    evidence: dict[str, Any] = {"bounds": bounds, "source": source, "screen": screen.pk}
+    tree = ui_tree_of(screen)
+    if tree is not None:
+        node = next((el for el in tree.elements if list(el.bounds) == bounds), None)
+        if node is not None:
+            evidence["node"] = node.to_target()
+            value = value or node.text or node.content_desc
+    with transaction.atomic():
+        target = MemoryTarget.objects.create(
+            trajectory=trajectory,
+            key=key,
+            value=value,
+            encode_step=trajectory.step_count,
+            evidence=evidence,
+        )
+        Trajectory.objects.filter(pk=trajectory.pk).update(version=F("version") + 1)
+        record_event(
+            "memory_target.created",
+            actor=actor,
+            trajectory=trajectory,
+            obj=target,
+            after={"key": key, "value": value, "encode_step": trajectory.step_count},
+        )
+    return target
+
+
+# ---------------------------------------------------------------------------------- tasks
+
+VIRTUAL_TASK_PREFIX = "virtual:"
+
+
+def do_import_virtual_tasks(project: Project, conn: Connected) -> list[Task]:
+    """The virtual device's tasks (instruction, gold answer) as tasks of the project."""
+    import json
+
+    if not conn.facts.virtual:
+        return []
+    declared = json.loads(conn.device.shell(["waypoint", "tasks"], timeout=10) or "[]")
+    tasks = []
+    for item in declared:
+        gold_hash = hashlib.sha256(item["gold"].encode()).hexdigest()[:8]
+        record = TaskRecord(
+            uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{gold_hash}",
+            goal=item["instruction"],
+            apps=item.get("apps", []),
+            gold_answer=item["gold"],
+            grading_rule="exact",
+            memory_items=[{"key": ref, "where": "virtual device"} for ref in item["variables"]],
+        )
+        tasks.append(get_or_create_task(project, record))
+    return tasks

@@ -1,0 +1,297 @@
+"""Recording step by step through the real adb server to the virtual device."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from devices.services import (
+    DeviceGone,
+    RecordingError,
+    connect,
+    discover_devices,
+    do_add_note,
+    do_finish_recording,
+    do_import_virtual_tasks,
+    do_mark_memory_target,
+    do_resume_recording,
+    do_start_recording,
+    do_take_device,
+    do_undo_last_step,
+    do_update_step_labels,
+    record_step,
+)
+from devices.services.actions import CannotType, input_text_calls
+from devices.services.recording import ui_tree_of
+from devices.virtual import VirtualDevice
+from tests.devices.conftest import free_port
+from trajectories.models import AuditEvent, MemoryTarget, Status, Trajectory
+from trajectories.records import TaskRecord
+from trajectories.services import get_or_create_task
+
+pytestmark = pytest.mark.django_db
+
+
+def element(screen, **attrs):
+    """The first element of a stored screen's XML with these attributes."""
+    for el in ui_tree_of(screen).elements:
+        if all(getattr(el, k) == v for k, v in attrs.items()):
+            return el
+    raise AssertionError(f"no element with {attrs}")
+
+
+@pytest.fixture
+def task(project):
+    return get_or_create_task(project, TaskRecord(uid="find-kettle", goal="Find the kettle"))
+
+
+@pytest.fixture
+def recording(adb_servers, device, alice, task):
+    lease = do_take_device(device.serial, adb_servers[0], alice)
+    return do_start_recording(lease, task, alice)
+
+
+def current(trajectory):
+    return Trajectory.objects.select_related("final_screen").get(pk=trajectory.pk).final_screen
+
+
+def test_it_discovers_the_virtual_device_with_its_facts(adb_servers, device):
+    (report,) = discover_devices()
+    assert report.error == ""
+    info = next(d for d in report.devices if d.serial == device.serial)
+    assert info.state == "device"
+    assert (info.facts.model, info.facts.android_version) == ("Waypoint Virtual", "14")
+    assert (info.facts.width, info.facts.height, info.facts.density) == (540, 1200, 240)
+    assert info.facts.virtual
+
+
+def test_it_reports_an_unreachable_adb_server(settings):
+    settings.ADB_SERVERS = [f"127.0.0.1:{free_port()}"]
+    (report,) = discover_devices()
+    assert report.devices == [] and "unreachable" in report.error
+
+
+def test_it_records_a_trajectory_in_the_shop(recording, alice):
+    trajectory = recording
+    assert trajectory.status == Status.RECORDING
+    assert (trajectory.device_model, trajectory.screen_width, trajectory.density) == (
+        "Waypoint Virtual",
+        540,
+        240,
+    )
+    home = current(trajectory)
+    assert home.package == "com.android.launcher3"
+
+    step0 = record_step(
+        trajectory, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice
+    )
+    store = current(trajectory)
+    assert (store.package, store.activity) == ("com.waypoint.freshcart", ".MainActivity")
+    assert step0.screen == home and step0.target is None
+    assert step0.settled_at >= step0.action_sent_at
+
+    kettle = element(store, resource_id="com.waypoint.freshcart:id/product_kettle")
+    x, y = kettle.center
+    step1 = record_step(trajectory, {"type": "click", "x": x, "y": y}, alice)
+    assert step1.target["resource_id"] == "com.waypoint.freshcart:id/product_kettle"
+    assert step1.action == {"x": x, "y": y}
+    product = current(trajectory)
+    title = element(product, resource_id="com.waypoint.freshcart:id/product_title")
+    assert title.text == "Brew Pro Electric Kettle 1.7L"
+    # the virtual device says which memory variables the screen shows, and where
+    price = next(v for v in product.visible_memory if v["ref"] == "freshcart.price_kettle")
+    assert len(price["bounds"]) == 4 and price["value"] in price["text"]
+
+    record_step(trajectory, {"type": "swipe", "x": 270, "y": 900, "x2": 270, "y2": 400}, alice)
+    record_step(trajectory, {"type": "back"}, alice)
+    record_step(trajectory, {"type": "home"}, alice)
+    back_home = current(trajectory)
+    # identical screenshots are stored once
+    assert back_home.screenshot_id == home.screenshot_id
+
+    steps = list(trajectory.steps.order_by("index"))
+    assert [s.action_type for s in steps] == ["open_app", "click", "swipe", "back", "home"]
+    for earlier, later in zip(steps, steps[1:], strict=False):
+        assert later.screen.captured_at >= earlier.screen.captured_at
+    assert all(s.screen.ui_xml_id for s in steps)
+    assert all("settle_ms" in s.screen.features for s in steps[1:])
+    kinds = list(AuditEvent.objects.filter(trajectory=trajectory).values_list("kind", flat=True))
+    assert kinds.count("step.recorded") == 5
+
+
+def test_it_types_any_unicode_and_shell_metacharacters(recording, alice, device):
+    text = "Grüße, 東京 & ;|$HOME \"q\" 'x' `id` 100% a%sb 👍"
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.chatter"}, alice)
+    mia = element(current(recording), resource_id="com.waypoint.chatter:id/chat_mia")
+    record_step(recording, {"type": "click", "x": mia.center[0], "y": mia.center[1]}, alice)
+    box = element(current(recording), resource_id="com.waypoint.chatter:id/message_input")
+    record_step(recording, {"type": "click", "x": box.center[0], "y": box.center[1]}, alice)
+    step = record_step(recording, {"type": "type", "text": text}, alice)
+    typed = element(current(recording), resource_id="com.waypoint.chatter:id/message_input")
+    assert typed.text == text
+    assert step.action == {"text": text}
+
+
+def test_input_text_falls_back_per_character_class():
+    assert list(input_text_calls("a b%sc\n;'x'")) == [
+        ["input", "text", "a%sb%"],
+        ["input", "text", "sc"],
+        ["input", "keyevent", "KEYCODE_ENTER"],
+        ["input", "text", ";'x'"],
+    ]
+    with pytest.raises(CannotType, match=r"cannot type 'é' \(U\+00E9\)"):
+        list(input_text_calls("café"))
+
+
+def scroll_for(device, seconds: float) -> threading.Thread:
+    """Keep the screen changing for a while, as a slow screen does."""
+
+    def run():
+        end = time.monotonic() + seconds
+        down = True
+        while time.monotonic() < end:
+            y1, y2 = (900, 700) if down else (700, 900)
+            device.shell(["input", "swipe", "270", str(y1), "270", str(y2), "40"])
+            down = not down
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_slow_screen_is_recorded_once_it_settles(recording, alice, device, settings):
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    thread = scroll_for(device, 1.0)
+    step = record_step(recording, {"type": "wait", "duration_ms": 50}, alice)
+    thread.join()
+    after = current(recording)
+    assert step.timings["settle_ms"] >= 800
+    assert after.features["settle_timed_out"] is False
+    assert (step.settled_at - step.action_sent_at).total_seconds() >= 0.8
+
+
+def test_settling_gives_up_at_the_timeout(recording, alice, device, settings):
+    settings.WAYPOINT_SETTLE_TIMEOUT_MS = 400
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    thread = scroll_for(device, 1.2)
+    record_step(recording, {"type": "wait", "duration_ms": 10}, alice)
+    thread.join()
+    assert current(recording).features["settle_timed_out"] is True
+
+
+def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
+    step = record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    do_update_step_labels(step, alice, thought="Open the shop", memory="", trainable=False)
+    step.refresh_from_db()
+    assert (step.thought, step.trainable) == ("Open the shop", False)
+    do_add_note(recording, alice, "The shop opened slowly")
+    assert recording.metadata["notes"][0]["before_step"] == 1
+
+    box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
+    target = do_mark_memory_target(
+        recording, alice, key="kettle", value="", bounds=list(box.bounds), source="element"
+    )
+    assert target.encode_step == 1 and target.evidence["node"]["resource_id"].endswith("kettle")
+    assert target.value == box.text or target.value == box.content_desc
+
+    screen_now = current(recording)
+    record_step(recording, {"type": "back"}, alice)
+    undone = do_undo_last_step(recording, alice)
+    assert undone.action_type == "back"
+    recording.refresh_from_db()
+    assert recording.step_count == 1 and recording.metadata["undone_steps"][0]["index"] == 1
+    # the device is not undone: the next step starts from the screen it shows now
+    assert recording.final_screen_id != screen_now.pk
+    assert MemoryTarget.objects.filter(trajectory=recording).count() == 1
+
+
+def test_finishing_on_the_virtual_device_grades_the_answer(
+    adb_servers, device, alice, project, virtual_device
+):
+    lease = do_take_device(device.serial, adb_servers[0], alice)
+    tasks = do_import_virtual_tasks(project, connect(device.serial))
+    assert len(tasks) == len(virtual_device.catalog.tasks)
+    task = next(t for t in tasks if t.uid.startswith("virtual:freshcart-order-number:"))
+    gold = virtual_device.catalog.task("freshcart-order-number").gold
+    assert task.gold_answer == gold
+
+    right = do_start_recording(lease, task, alice)
+    do_finish_recording(right, alice, answer=gold)
+    assert right.outcome == "success" and right.status == Status.ANNOTATING
+    assert right.metadata["grade"] == {"correct": True, "by": "virtual device"}
+    assert [s.action_type for s in right.steps.order_by("index")] == ["answer", "terminate"]
+
+    wrong = do_start_recording(lease, task, alice)
+    do_finish_recording(wrong, alice, answer="FC-000000")
+    assert wrong.outcome == "failure" and wrong.metadata["grade"]["correct"] is False
+    with pytest.raises(RecordingError, match="not being recorded"):
+        record_step(wrong, {"type": "back"}, alice)
+
+
+def test_a_device_that_disconnects_leaves_the_trajectory_interrupted_and_resumable(
+    adb_server, adb_servers, alice, task
+):
+    port = free_port()
+    phone = VirtualDevice(port=port, size="540x1200", seed=3, chromium_path=settings.CHROMIUM_PATH)
+    phone.start()
+    try:
+        adb_server.connect(phone.serial)
+        lease = do_take_device(phone.serial, adb_servers[0], alice)
+        trajectory = do_start_recording(lease, task, alice)
+        record_step(trajectory, {"type": "open_app", "package": "com.waypoint.notes"}, alice)
+        phone.stop()
+        with pytest.raises(DeviceGone, match="interrupted with its 1 recorded steps kept"):
+            record_step(trajectory, {"type": "back"}, alice)
+        trajectory.refresh_from_db()
+        assert trajectory.status == Status.INTERRUPTED and trajectory.step_count == 1
+        assert "disconnected" in trajectory.metadata["interruption"]["reason"]
+        with pytest.raises(RecordingError, match="interrupted"):
+            record_step(trajectory, {"type": "back"}, alice)
+
+        phone = VirtualDevice(
+            port=port, size="540x1200", seed=3, chromium_path=settings.CHROMIUM_PATH
+        ).start()
+        adb_server.run("disconnect", phone.serial)
+        adb_server.connect(phone.serial)
+        lease.refresh_from_db()
+        do_resume_recording(lease, trajectory, alice)
+        assert trajectory.status == Status.RECORDING
+        step = record_step(trajectory, {"type": "home"}, alice)
+        assert step.index == 1 and trajectory.metadata["resumes"][0]["step"] == 1
+    finally:
+        phone.stop()
+        adb_server.run("disconnect", phone.serial)
+
+
+def test_lease_holder_others_and_admin(adb_servers, device, alice, bob):
+    from devices.services import LeaseConflict, check_driver, do_heartbeat, do_release_device
+
+    server = adb_servers[0]
+    do_take_device(device.serial, server, alice)
+    with pytest.raises(LeaseConflict, match=f"Device {device.serial} is in use by alice until"):
+        do_take_device(device.serial, server, bob)
+    with pytest.raises(LeaseConflict, match="Take device .* alice drives it"):
+        check_driver(device.serial, bob)
+    with pytest.raises(LeaseConflict, match="only a site admin can force"):
+        do_release_device(device.serial, bob, force=True)
+    assert do_heartbeat(device.serial, alice).holder == alice
+    admin = get_user_model().objects.create_user("root", is_staff=True)
+    assert do_release_device(device.serial, admin, force=True)
+    assert do_take_device(device.serial, server, bob).holder == bob
+    with pytest.raises(LeaseConflict, match="You do not hold"):
+        do_heartbeat(device.serial, alice)
+
+
+def test_an_expired_lease_is_free_and_interrupts_its_recording(recording, adb_servers, bob):
+    from devices.models import Lease
+
+    Lease.objects.filter(serial=recording.device_serial).update(expires_at="2000-01-01T00:00Z")
+    lease = do_take_device(recording.device_serial, adb_servers[0], bob)
+    assert lease.holder == bob and lease.trajectory is None
+    recording.refresh_from_db()
+    assert recording.status == Status.INTERRUPTED
+    assert "the lease of alice expired" in recording.metadata["interruption"]["reason"]
