@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -954,8 +955,10 @@ def do_spread_assignments(
     actor,
     per_trajectory: int = 1,
 ) -> list[Assignment]:
-    """Share trajectories out evenly: each goes to the ``per_trajectory`` annotators with the
-    fewest assignments in the project so far (ties by the order given)."""
+    """Share trajectories out evenly: each goes to the annotators with the fewest assignments
+    in the project so far (ties by the order given). A trajectory that already has its
+    annotator keeps them (with 2 per trajectory they become the first of the pair); one that
+    already has a copy is left alone."""
     if per_trajectory not in (1, 2):
         raise fail("per_trajectory", f"must be 1 or 2, got {per_trajectory!r}")
     if len(annotators) < per_trajectory:
@@ -969,18 +972,35 @@ def do_spread_assignments(
         .values_list("annotator", "n")
     )
     order = {a.pk: i for i, a in enumerate(annotators)}
+    users = {a.pk: a for a in annotators}
+
+    def least_loaded(excluding: set[int]):
+        free = [a for a in annotators if a.pk not in excluding]
+        chosen = min(free, key=lambda a: (load.get(a.pk, 0), order[a.pk]))
+        load[chosen.pk] = load.get(chosen.pk, 0) + 1
+        return chosen
+
     made: list[Assignment] = []
     with transaction.atomic():
         for trajectory in trajectories:
             if trajectory.project_id != project.pk:
                 raise InvalidData(f"trajectory {trajectory.pk} is not in {project.name}")
-            chosen = sorted(annotators, key=lambda a: (load.get(a.pk, 0), order[a.pk]))
-            chosen = chosen[:per_trajectory]
-            if per_trajectory == 2:
-                copy = do_assign_double(trajectory, chosen[0], chosen[1], actor)
-                made += list(Assignment.objects.filter(trajectory__in=[trajectory, copy]))
+            if trajectory.copy_of_id or (per_trajectory == 2 and trajectory.copies.exists()):
+                continue
+            existing = list(
+                Assignment.objects.filter(trajectory=trajectory).values_list(
+                    "annotator_id", flat=True
+                )
+            )
+            if per_trajectory == 1:
+                if not existing:
+                    made.append(do_assign(trajectory, least_loaded(set()), actor))
+                continue
+            if existing:
+                first = users.get(existing[0]) or get_user_model().objects.get(pk=existing[0])
             else:
-                made.append(do_assign(trajectory, chosen[0], actor))
-            for a in chosen:
-                load[a.pk] = load.get(a.pk, 0) + 1
+                first = least_loaded(set())
+            second = least_loaded({first.pk})
+            copy = do_assign_double(trajectory, first, second, actor)
+            made += list(Assignment.objects.filter(trajectory__in=[trajectory, copy]))
     return made
