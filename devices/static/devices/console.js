@@ -1,0 +1,243 @@
+// The recording console: the live screen, gestures and keys turned into canonical actions.
+// Frames are fetched only when changed (ETag); polling slows down while the screen is still
+// and almost stops while the tab is hidden. Actions go through htmx: the recording panel
+// comes back and is swapped in, and the next frame is fetched at once.
+(function () {
+  "use strict";
+  const root = document.getElementById("console");
+  if (!root) return;
+  const d = root.dataset;
+  const img = document.getElementById("screen");
+  const live = document.getElementById("live");
+  const xmlLayer = document.getElementById("xml-layer");
+  const box = document.getElementById("box");
+  const busy = document.getElementById("busy");
+  const fpsLabel = document.getElementById("fps");
+  const hoverInfo = document.getElementById("hover-info");
+  const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]+)"/);
+  const headers = csrf ? {"X-CSRFToken": csrf[1]} : {};
+  let recording = d.recording === "1";
+
+  // ---------------------------------------------------------------- live view
+  const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000;
+  let etag = "", delay = FAST, timer = null, inFlight = false, frames = 0, polls = 0;
+  let objectUrl = null;
+
+  async function poll() {
+    clearTimeout(timer);
+    if (inFlight) return;
+    inFlight = true;
+    let changed = false;
+    try {
+      const response = await fetch(d.frameUrl, {
+        cache: "no-store", headers: etag ? {"If-None-Match": etag} : {},
+      });
+      polls++;
+      if (response.status === 200) {
+        const blob = await response.blob();
+        etag = response.headers.get("ETag") || "";
+        if (objectUrl) URL.revokeObjectURL(objectUrl);
+        objectUrl = URL.createObjectURL(blob);
+        img.src = objectUrl;
+        frames++;
+        changed = true;
+        live.dataset.etag = etag;
+      }
+    } catch (e) { /* the server restarts or the network blinks: try again later */ }
+    inFlight = false;
+    delay = document.hidden ? HIDDEN : changed ? FAST : Math.min(SLOW, Math.round(delay * 1.5));
+    timer = setTimeout(poll, delay);
+  }
+  function pollNow() { delay = FAST; if (!inFlight) poll(); }
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) pollNow(); });
+  setInterval(() => {  // frames shown per second over the last 5 s
+    fpsLabel.textContent = `${(frames / 5).toFixed(1)} frames/s (${polls} polls / 5 s)`;
+    frames = 0; polls = 0;
+  }, 5000);
+  poll();
+
+  // ---------------------------------------------------------------- lease heartbeat
+  if (d.driving === "1") {
+    const every = Math.max(5, Math.floor((Number(d.leaseSeconds) || 60) / 3)) * 1000;
+    setInterval(async () => {
+      const r = await fetch(d.heartbeatUrl, {method: "POST", headers});
+      if (r.status === 409) {
+        const body = await r.json();
+        showError(body.detail + " Reload the page.");
+        recording = false;
+      }
+    }, every);
+  }
+
+  function showError(text) {
+    const panel = document.getElementById("recording");
+    const p = document.createElement("p");
+    p.className = "error"; p.setAttribute("role", "alert"); p.textContent = text;
+    panel.prepend(p);
+  }
+
+  // ---------------------------------------------------------------- acting
+  let acting = false;
+  function act(values, url) {
+    if (!recording || acting) return Promise.resolve();
+    acting = true;
+    busy.hidden = false;
+    return htmx.ajax("POST", url || d.actUrl, {
+      target: "#recording", swap: "innerHTML", values, headers,
+    }).finally(() => { acting = false; busy.hidden = true; pollNow(); });
+  }
+
+  document.body.addEventListener("htmx:afterSwap", (e) => {
+    if (e.detail.target.id !== "recording") return;
+    const rec = document.querySelector("#recording .rec");
+    const stillRecording = !!document.querySelector("#finish-form");
+    if (!stillRecording && recording) {
+      recording = false;
+      document.getElementById("controls")?.classList.add("disabled");
+    }
+    const last = document.querySelector("#filmstrip .frame:last-child");
+    last?.scrollIntoView({block: "nearest", inline: "end"});
+    if (rec) live.dataset.steps = rec.dataset.steps;
+  });
+
+  // Client pixels → device pixels of the screenshot.
+  function devicePoint(event) {
+    const rect = img.getBoundingClientRect();
+    const w = img.naturalWidth || Number(d.width), h = img.naturalHeight || Number(d.height);
+    const x = Math.round((event.clientX - rect.left) * w / rect.width);
+    const y = Math.round((event.clientY - rect.top) * h / rect.height);
+    return {x: Math.max(0, Math.min(w - 1, x)), y: Math.max(0, Math.min(h - 1, y))};
+  }
+  function showBox(a, b) {
+    const w = img.naturalWidth, h = img.naturalHeight;
+    const x1 = Math.min(a.x, b.x), y1 = Math.min(a.y, b.y);
+    Object.assign(box.style, {
+      left: `${100 * x1 / w}%`, top: `${100 * y1 / h}%`,
+      width: `${100 * Math.abs(b.x - a.x) / w}%`, height: `${100 * Math.abs(b.y - a.y) / h}%`,
+    });
+    box.hidden = false;
+  }
+
+  const markToggle = document.getElementById("toggle-mark");
+  const xmlToggle = document.getElementById("toggle-xml");
+  let down = null;
+  live.addEventListener("pointerdown", (e) => {
+    if (!recording || e.button !== 0 || e.target.closest(".xml-el")) return;
+    live.setPointerCapture(e.pointerId);
+    down = {p: devicePoint(e), t: performance.now(), cx: e.clientX, cy: e.clientY};
+    e.preventDefault();  // no text selection or image drag; so leave the text fields by hand:
+    if (document.activeElement?.matches("input, textarea, select")) document.activeElement.blur();
+  });
+  live.addEventListener("pointermove", (e) => {
+    if (down && markToggle?.checked) showBox(down.p, devicePoint(e));
+  });
+  live.addEventListener("pointerup", (e) => {
+    if (!down) return;
+    const start = down; down = null;
+    const end = devicePoint(e);
+    const ms = Math.round(performance.now() - start.t);
+    const moved = Math.hypot(e.clientX - start.cx, e.clientY - start.cy) > 8;
+    if (markToggle?.checked) {
+      box.hidden = true;
+      if (moved) markMemory([start.p.x, start.p.y, end.x, end.y], "", "box");
+      return;
+    }
+    if (moved) {
+      act({type: "swipe", x: start.p.x, y: start.p.y, x2: end.x, y2: end.y,
+           duration_ms: Math.max(100, Math.min(2000, ms))});
+    } else if (ms >= 500) {
+      act({type: "long_press", x: start.p.x, y: start.p.y, duration_ms: Math.min(ms, 3000)});
+    } else {
+      act({type: "click", x: start.p.x, y: start.p.y});
+    }
+  });
+
+  function markMemory(bounds, value, source) {
+    const [x1, y1, x2, y2] = bounds;
+    const ordered = [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
+    const key = window.prompt("Memory key for this value (e.g. order_number)", "");
+    if (!key) return;
+    const val = window.prompt("Value (empty: the element's text)", value || "");
+    if (val === null) return;
+    act({key, value: val, bounds: ordered.join(","), source}, d.memoryUrl);
+  }
+
+  // ---------------------------------------------------------------- XML overlay
+  async function showElements() {
+    const r = await fetch(d.elementsUrl, {cache: "no-store"});
+    if (!r.ok) return;
+    const data = await r.json();
+    const w = img.naturalWidth || data.width, h = img.naturalHeight || data.height;
+    xmlLayer.replaceChildren();
+    // Largest first, so smaller (deeper) elements sit on top and get the hover.
+    const items = data.elements.slice().sort((a, b) =>
+      (b.bounds[2] - b.bounds[0]) * (b.bounds[3] - b.bounds[1]) -
+      (a.bounds[2] - a.bounds[0]) * (a.bounds[3] - a.bounds[1]));
+    for (const el of items) {
+      const [x1, y1, x2, y2] = el.bounds;
+      const div = document.createElement("div");
+      div.className = "xml-el" + (el.clickable ? " clickable" : "");
+      Object.assign(div.style, {
+        left: `${100 * x1 / w}%`, top: `${100 * y1 / h}%`,
+        width: `${100 * (x2 - x1) / w}%`, height: `${100 * (y2 - y1) / h}%`,
+      });
+      const label = [el.class.split(".").pop(), el.resource_id, el.text && `"${el.text}"`,
+                     el.content_desc && `desc="${el.content_desc}"`, `[${el.bounds.join(",")}]`]
+        .filter(Boolean).join("  ");
+      div.title = label;
+      div.addEventListener("mouseenter", () => { hoverInfo.textContent = label; });
+      div.addEventListener("click", (e) => {
+        e.stopPropagation();
+        if (markToggle?.checked) {
+          markMemory(el.bounds, el.text || el.content_desc, "element");
+        } else {
+          act({type: "click", x: Math.floor((x1 + x2) / 2), y: Math.floor((y1 + y2) / 2)})
+            .then(() => { if (xmlToggle.checked) setTimeout(showElements, 300); });
+        }
+      });
+      xmlLayer.appendChild(div);
+    }
+    xmlLayer.hidden = false;
+  }
+  xmlToggle?.addEventListener("change", () => {
+    if (xmlToggle.checked) showElements(); else { xmlLayer.hidden = true; hoverInfo.textContent = ""; }
+  });
+
+  // ---------------------------------------------------------------- buttons, forms, keys
+  document.querySelectorAll("[data-action]").forEach((button) => {
+    button.addEventListener("click", () => {
+      const type = button.dataset.action;
+      act(type === "wait" ? {type, duration_ms: 1000} : {type});
+    });
+  });
+  document.getElementById("type-form")?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = document.getElementById("type-text");
+    if (!input.value) return;
+    act({type: "type", text: input.value}).then(() => { input.value = ""; });
+  });
+  document.getElementById("open-form")?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    act({type: "open_app", package: document.getElementById("open-package").value});
+  });
+
+  document.addEventListener("keydown", (e) => {
+    if (!recording || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.target.closest("input, textarea, select")) {
+      if (e.key === "Escape") e.target.blur();
+      return;
+    }
+    const keys = {
+      b: () => act({type: "back"}), h: () => act({type: "home"}),
+      e: () => act({type: "enter"}), w: () => act({type: "wait", duration_ms: 1000}),
+      t: () => document.getElementById("type-text")?.focus(),
+      o: () => document.getElementById("open-package")?.focus(),
+      f: () => document.getElementById("answer")?.focus(),
+      u: () => document.getElementById("undo-button")?.click(),
+      x: () => { xmlToggle.checked = !xmlToggle.checked; xmlToggle.dispatchEvent(new Event("change")); },
+      m: () => { markToggle.checked = !markToggle.checked; },
+    };
+    const run = keys[e.key];
+    if (run) { e.preventDefault(); run(); }
+  });
+})();

@@ -1,0 +1,416 @@
+"""The recording console: devices, leases, the live screen, and actions recorded as steps.
+
+Views are thin: the lease (``check_driver``) or an ``access_*`` helper first, then a service.
+Actions come from the console's script through htmx and answer with the recording panel
+(filmstrip, step labels, messages), swapped in without a page reload.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.http import (
+    FileResponse,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    JsonResponse,
+)
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from PIL import Image
+
+from trajectories.access import (
+    AccessDenied,
+    access_blob,
+    access_project,
+    access_trajectory,
+    projects_of,
+    role_in,
+)
+from trajectories.blobs import read_blob
+from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
+from trajectories.validation import ACTION_FIELDS, InvalidData
+from trajectories.views import forbidden_on_access_denied
+
+from .api import RECORDING_ROLES, device_reports, frame_response, task_to_record
+from .services import (
+    DeviceGone,
+    DeviceUnavailable,
+    LeaseConflict,
+    RecordingError,
+    active_lease,
+    check_driver,
+    connect,
+    do_add_note,
+    do_finish_recording,
+    do_heartbeat,
+    do_import_virtual_tasks,
+    do_mark_memory_target,
+    do_release_device,
+    do_resume_recording,
+    do_start_recording,
+    do_take_device,
+    do_undo_last_step,
+    do_update_step_labels,
+    find_device,
+    record_step,
+)
+from .services.adb import DEVICE_ERRORS, installed_packages
+from .services.leases import can_force_release
+
+THUMB_WIDTH = 216
+RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
+
+
+def recordable_projects(user) -> list[Project]:
+    return [p for p in projects_of(user) if role_in(p, user) in RECORDING_ROLES]
+
+
+# ------------------------------------------------------------------------------ device list
+
+
+@login_required
+@require_GET
+def device_list(request: HttpRequest) -> HttpResponse:
+    interrupted = (
+        Trajectory.objects.filter(recorded_by=request.user, status=Status.INTERRUPTED)
+        .select_related("task")
+        .order_by("-updated_at")[:20]
+    )
+    context = {
+        "reports": device_reports(),
+        "interrupted": interrupted,
+        "can_force": can_force_release(request.user),
+    }
+    return render(request, "devices/device_list.html", context)
+
+
+@login_required
+@require_POST
+def take_device(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        _device, server = find_device(serial)
+        do_take_device(serial, server, request.user)
+    except (LeaseConflict, DeviceUnavailable) as exc:
+        messages.error(request, str(exc))
+        return redirect("device-list")
+    return redirect("device-console", serial=serial)
+
+
+@login_required
+@require_POST
+def release_device(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        do_release_device(serial, request.user, force=request.POST.get("force") == "1")
+    except LeaseConflict as exc:
+        messages.error(request, str(exc))
+    return redirect("device-list")
+
+
+@login_required
+@require_POST
+def heartbeat(request: HttpRequest, serial: str) -> JsonResponse:
+    try:
+        lease = do_heartbeat(serial, request.user)
+    except LeaseConflict as exc:
+        return JsonResponse({"detail": str(exc)}, status=409)
+    return JsonResponse({"expires_at": lease.expires_at.isoformat()})
+
+
+# ---------------------------------------------------------------------------------- console
+
+
+def console_context(request: HttpRequest, serial: str, **extra: Any) -> dict[str, Any]:
+    lease = active_lease(serial)
+    driving = lease is not None and lease.holder_id == request.user.pk
+    trajectory = None
+    if lease is not None and lease.trajectory_id:
+        try:
+            trajectory = access_trajectory(request.user, lease.trajectory_id)
+        except Exception:  # noqa: BLE001 - a watcher outside the project sees the screen only
+            trajectory = None
+    if trajectory is None and extra.get("trajectory") is not None:
+        trajectory = extra.pop("trajectory")
+    steps = (
+        list(
+            Step.objects.filter(trajectory=trajectory)
+            .select_related("screen__screenshot")
+            .order_by("index")
+        )
+        if trajectory
+        else []
+    )
+    context = {
+        "serial": serial,
+        "lease": lease,
+        "driving": driving,
+        "trajectory": trajectory,
+        "steps": steps,
+        "last_step": steps[-1] if steps else None,
+        "memory_targets": MemoryTarget.objects.filter(trajectory=trajectory) if trajectory else [],
+        "notes": trajectory.metadata.get("notes", []) if trajectory else [],
+    }
+    context.update(extra)
+    return context
+
+
+@login_required
+@require_GET
+def console(request: HttpRequest, serial: str) -> HttpResponse:
+    context = console_context(request, serial)
+    packages: list[str] = []
+    virtual = False
+    try:
+        conn = connect(serial)
+        virtual = conn.facts.virtual
+        facts = conn.facts
+        if context["driving"]:
+            packages = installed_packages(conn.device)
+    except (DeviceUnavailable, *DEVICE_ERRORS) as exc:
+        facts = None
+        context["device_error"] = str(exc)
+    projects = recordable_projects(request.user)
+    context.update(
+        {
+            "facts": facts,
+            "virtual": virtual,
+            "packages": packages,
+            "projects": projects,
+            "tasks": Task.objects.filter(project__in=projects).select_related("project"),
+            "resumable": Trajectory.objects.filter(
+                recorded_by=request.user, status=Status.INTERRUPTED
+            ).select_related("task")[:20],
+            "lease_seconds": settings.WAYPOINT_LEASE_SECONDS,
+            "frame_ms": settings.WAYPOINT_LIVE_FRAME_MS,
+        }
+    )
+    return render(request, "devices/console.html", context)
+
+
+@login_required
+@require_GET
+def frame(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        return frame_response(request, serial)
+    except (DeviceUnavailable, *DEVICE_ERRORS) as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain")
+
+
+@login_required
+@require_GET
+def elements(request: HttpRequest, serial: str) -> JsonResponse:
+    """The live screen's UI elements (a fresh dump) for the XML overlay."""
+    from trajectories.uixml import parse_ui_xml
+
+    try:
+        conn = connect(serial)
+        tree = parse_ui_xml(conn.device.dump_hierarchy())
+    except (DeviceUnavailable, *DEVICE_ERRORS) as exc:
+        return JsonResponse({"detail": str(exc)}, status=503)
+    items = [
+        {**el.to_target(), "clickable": el.clickable, "depth": el.depth}
+        for el in tree.elements
+        if el.area > 0
+    ]
+    return JsonResponse({"width": tree.width, "height": tree.height, "elements": items})
+
+
+def _panel(request: HttpRequest, serial: str, error: str = "", **extra: Any) -> HttpResponse:
+    context = console_context(request, serial, error=error, **extra)
+    return render(request, "devices/_recording.html", context)
+
+
+@login_required
+@require_POST
+def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        lease = check_driver(serial, request.user)
+        if request.POST.get("resume"):
+            trajectory = access_trajectory(request.user, request.POST["resume"])
+            access_project(request.user, trajectory.project_id, roles=RECORDING_ROLES)
+            do_resume_recording(lease, trajectory, request.user)
+        else:
+            data: dict[str, Any] = {}
+            if request.POST.get("task"):
+                data["task"] = request.POST["task"]
+            else:
+                data.update(project=request.POST.get("project"), goal=request.POST.get("goal", ""))
+            do_start_recording(lease, task_to_record(request.user, data), request.user)
+    except (*RECORDING_ERRORS, *DEVICE_ERRORS) as exc:
+        messages.error(request, str(getattr(exc, "detail", exc)))
+    except Exception as exc:  # the API's BadRequest
+        if not hasattr(exc, "detail"):
+            raise
+        messages.error(request, str(exc.detail))
+    return redirect("device-console", serial=serial)
+
+
+@login_required
+@require_POST
+def import_virtual_tasks(request: HttpRequest, serial: str) -> HttpResponse:
+    project = access_project(request.user, request.POST.get("project"), roles=RECORDING_ROLES)
+    tasks = do_import_virtual_tasks(project, connect(serial))
+    messages.info(request, f"{len(tasks)} tasks of the virtual device are in {project.name}.")
+    return redirect("device-console", serial=serial)
+
+
+def action_from_post(post) -> dict[str, Any]:
+    """A canonical action from form fields (numbers as numbers, empty fields left out)."""
+    action_type = post.get("type", "")
+    action: dict[str, Any] = {"type": action_type}
+    required, optional = ACTION_FIELDS.get(action_type, ({}, {}))
+    for name, kind in {**required, **optional}.items():
+        value = post.get(name)
+        if value in (None, ""):
+            continue
+        if kind == "int":
+            try:
+                value = int(float(value))
+            except ValueError:
+                raise InvalidData(f"action.{name}: must be an integer, got {value!r}") from None
+        action[name] = value
+    return action
+
+
+def _driven(request: HttpRequest, serial: str) -> Trajectory:
+    lease = check_driver(serial, request.user)
+    if lease.trajectory_id is None:
+        raise RecordingError("Nothing is being recorded on this device; start a trajectory.")
+    return access_trajectory(request.user, lease.trajectory_id)
+
+
+@login_required
+@require_POST
+def act(request: HttpRequest, serial: str) -> HttpResponse:
+    trajectory = None
+    try:
+        trajectory = _driven(request, serial)
+        action = action_from_post(request.POST)
+        if action["type"] in (ActionType.ANSWER, ActionType.TERMINATE):
+            raise InvalidData("Use Finish to answer or end the task.")
+        record_step(trajectory, action, request.user)
+    except DeviceGone as exc:
+        return _panel(request, serial, str(exc), trajectory=trajectory, gone=True)
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial)
+
+
+@login_required
+@require_POST
+def finish(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        trajectory = _driven(request, serial)
+        status = request.POST.get("status", "success")
+        if status not in ("success", "failure"):
+            raise InvalidData("status: must be success or failure")
+        do_finish_recording(
+            trajectory, request.user, status=status, answer=request.POST.get("answer") or None
+        )
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial, finished=trajectory)
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        step = do_undo_last_step(_driven(request, serial), request.user)
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(
+        request,
+        serial,
+        notice=f"Step {step.index} ({step.action_type}) is no longer recorded. "
+        "The device was not undone: it still shows what that action did.",
+    )
+
+
+@login_required
+@require_POST
+def note(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        do_add_note(_driven(request, serial), request.user, request.POST.get("text", ""))
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial)
+
+
+@login_required
+@require_POST
+def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
+    try:
+        trajectory = _driven(request, serial)
+        try:
+            bounds = [int(float(v)) for v in request.POST.get("bounds", "").split(",")]
+        except ValueError:
+            raise InvalidData("bounds: must be four integers x1,y1,x2,y2") from None
+        do_mark_memory_target(
+            trajectory,
+            request.user,
+            key=request.POST.get("key", ""),
+            value=request.POST.get("value", ""),
+            bounds=bounds,
+            source=request.POST.get("source", "box"),
+        )
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial)
+
+
+@login_required
+@require_POST
+def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
+    try:
+        trajectory = _driven(request, serial)
+        step = Step.objects.select_related("trajectory").get(trajectory=trajectory, index=index)
+        do_update_step_labels(
+            step,
+            request.user,
+            thought=request.POST.get("thought", ""),
+            summary=request.POST.get("summary", ""),
+            memory=request.POST.get("memory", ""),
+            trainable=request.POST.get("trainable") == "on",
+        )
+    except Step.DoesNotExist:
+        return _panel(request, serial, f"No step {index}.")
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial, selected=index)
+
+
+# ------------------------------------------------------------------------------- thumbnails
+
+
+@login_required
+@require_GET
+@forbidden_on_access_denied
+def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
+    """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage."""
+    blob = access_blob(request.user, sha256)
+    etag = f'"thumb-{blob.sha256}"'
+    if request.headers.get("If-None-Match") == etag:
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        name = f"thumbs/{blob.sha256[:2]}/{blob.sha256}-{THUMB_WIDTH}.webp"
+        if not default_storage.exists(name):
+            with Image.open(io.BytesIO(read_blob(blob))) as image:
+                image.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH * 4))
+                image = image.convert("RGB")
+                image.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
+                out = io.BytesIO()
+                image.save(out, "WEBP", quality=70, method=2)
+            if not default_storage.exists(name):
+                default_storage.save(name, ContentFile(out.getvalue()))
+        response = FileResponse(default_storage.open(name, "rb"), content_type="image/webp")
+    response["Cache-Control"] = "private, max-age=31536000, immutable"
+    response["ETag"] = etag
+    return response

@@ -1,0 +1,131 @@
+"""End to end in Chromium: take the virtual device, record a shop trajectory, finish."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+from trajectories.models import Status, Trajectory
+from trajectories.records import TaskRecord
+from trajectories.services import get_or_create_task
+from trajectories.uixml import parse_ui_xml
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    if not settings.CHROMIUM_PATH:
+        pytest.skip("no Chromium")
+    # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        yield page
+        browser.close()
+
+
+def shot(page, name):
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"))
+
+
+def centre_of(device, resource_id):
+    for el in parse_ui_xml(device.dump_hierarchy()).elements:
+        if el.resource_id == resource_id:
+            return el.center
+    raise AssertionError(resource_id)
+
+
+def screen_point(page, x, y):
+    box = page.locator("#screen").bounding_box()
+    return box["x"] + x * box["width"] / 540, box["y"] + y * box["height"] / 1200
+
+
+def wait_steps(page, count):
+    page.wait_for_selector(f"#filmstrip .frame:nth-child({count})", timeout=20_000)
+    page.wait_for_function(
+        "!document.querySelector('#busy') || document.querySelector('#busy').hidden"
+    )
+
+
+def test_record_a_shop_trajectory_in_the_browser(
+    transactional_db, live_server, adb_servers, device, alice, project, browser_page
+):
+    task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
+    page = browser_page
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit]")
+    page.click("nav >> text=Devices")
+    row = page.locator("tr", has_text=device.serial)
+    assert "Waypoint Virtual" in row.inner_text() and "540×1200" in row.inner_text()
+    shot(page, "1-devices")
+    row.locator("button", has_text="Take").click()
+
+    page.select_option("#task", str(task.pk))
+    page.click("text=Start recording")
+    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    shot(page, "2-console")
+
+    page.select_option("#open-package", "com.waypoint.freshcart")
+    page.click("#open-form button")
+    wait_steps(page, 1)
+
+    page.mouse.click(*screen_point(page, *centre_of(device, "com.waypoint.freshcart:id/search")))
+    wait_steps(page, 2)
+    page.fill("#type-text", "kettle")
+    page.press("#type-text", "Enter")
+    wait_steps(page, 3)
+
+    page.mouse.move(*screen_point(page, 270, 900))
+    page.mouse.down()
+    page.mouse.move(*screen_point(page, 270, 600), steps=5)
+    page.mouse.up()
+    wait_steps(page, 4)
+
+    kettle = centre_of(device, "com.waypoint.freshcart:id/product_kettle")
+    page.mouse.click(*screen_point(page, *kettle))
+    wait_steps(page, 5)
+    page.wait_for_function("document.querySelector('#live').dataset.steps === '5'")
+    shot(page, "3-product")
+
+    page.keyboard.press("b")  # Back
+    wait_steps(page, 6)
+    page.fill("#answer", "42")
+    page.click("text=Finish: failure")
+    page.wait_for_selector("#finished")
+    shot(page, "4-finished")
+
+    trajectory = Trajectory.objects.get(task=task)
+    assert trajectory.status == Status.ANNOTATING and trajectory.outcome == "failure"
+    steps = list(trajectory.steps.order_by("index"))
+    assert [s.action_type for s in steps] == [
+        "open_app", "click", "type", "swipe", "click", "back", "answer", "terminate"
+    ]  # fmt: skip
+    assert steps[0].action == {"package": "com.waypoint.freshcart"}
+    assert steps[1].target["resource_id"] == "com.waypoint.freshcart:id/search"
+    assert steps[2].action == {"text": "kettle"}
+    swipe = steps[3].action
+    assert swipe["y"] > swipe["y2"] + 200 and abs(swipe["x"] - 270) <= 3
+    assert steps[4].target["resource_id"] == "com.waypoint.freshcart:id/product_kettle"
+    assert abs(steps[4].action["x"] - kettle[0]) <= 3
+    assert steps[5].screen.package == "com.waypoint.freshcart"
+    assert any(v["ref"] == "freshcart.price_kettle" for v in steps[5].screen.visible_memory)
+    assert steps[2].screen != steps[3].screen and trajectory.final_screen is not None
+    assert all(s.action_sent_at and s.settled_at for s in steps[:6])
