@@ -1,3 +1,30 @@
-"""Filled in by the annotate issue."""
+"""HTML pages of the annotation workflow."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path(
+        "trajectories/<int:trajectory_id>/workspace/",
+        views.workspace,
+        name="annotate-workspace",
+    ),
+    path(
+        "trajectories/<int:trajectory_id>/workspace/<str:op>/",
+        views.workspace_edit,
+        name="annotate-edit",
+    ),
+    path("review/", views.review_queue, name="annotate-review"),
+    path(
+        "projects/<int:project_id>/assignments/",
+        views.assignments,
+        name="annotate-assignments",
+    ),
+    path(
+        "projects/<int:project_id>/assignments/<int:assignment_id>/remove/",
+        views.unassign,
+        name="annotate-unassign",
+    ),
+    path("projects/<int:project_id>/agreement/", views.agreement, name="annotate-agreement"),
+]

@@ -1,0 +1,434 @@
+"""HTML pages: the annotation workspace, the review queue, assignment and agreement.
+
+Workspace edits are htmx POSTs to one view, ``workspace_edit``, naming an operation. Field
+edits (autosaved text) answer with out-of-band fragments only (track, status, problems,
+history), so the field being typed in keeps its focus; structural edits re-render the panels.
+A stale version answers 409 with the message and the newer version in place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Exists, OuterRef, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from trajectories.access import access_project, projects_of, trajectories_of
+from trajectories.models import Role, Status, Step, Trajectory
+from trajectories.validation import InvalidData
+from trajectories.views import forbidden_on_access_denied
+
+from . import services as s
+from .agreement import project_agreement
+from .models import Assignment, ReviewComment
+from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .workspace import labels_context, step_context
+
+# ---------------------------------------------------------------- form parsing
+
+
+def _int(post, name: str, *, optional: bool = False) -> int | None:
+    raw = post.get(name, "").strip()
+    if raw == "" and optional:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidData(f"{name}: must be a step number, got {raw!r}") from None
+
+
+def _steps(post, name: str) -> list[int]:
+    raw = post.get(name, "").replace(",", " ").split()
+    try:
+        return [int(x) for x in raw]
+    except ValueError:
+        raise InvalidData(f"{name}: list step numbers, e.g. 4, 7") from None
+
+
+def _evidence(post, name: str = "evidence") -> dict[str, Any] | None:
+    raw = post.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise InvalidData(f"{name}: not valid JSON") from None
+
+
+def _given(post, names: tuple[str, ...]) -> dict[str, str]:
+    return {n: post[n] for n in names if n in post}
+
+
+# ---------------------------------------------------------------- operations
+
+# name -> (permission, structural?, run(request, trajectory, version, post))
+Operation = tuple[str, bool, Callable[[HttpRequest, Trajectory, int, Any], Any]]
+
+
+def _subgoal_fields(post) -> dict[str, str]:
+    return _given(post, ("text", "effect", "behaviour", "success"))
+
+
+def _step_fields(post) -> dict[str, Any]:
+    fields: dict[str, Any] = _given(post, ("thought", "summary", "memory"))
+    if "trainable_present" in post:
+        fields["trainable"] = post.get("trainable") == "on"
+    return fields
+
+
+def _memory_update(r, t, v, post):
+    fields: dict[str, Any] = _given(post, ("key", "value"))
+    if "retrieve_steps" in post:
+        fields["retrieve_steps"] = _steps(post, "retrieve_steps")
+    if post.get("evidence"):
+        fields["evidence"] = _evidence(post)
+    return s.do_update_memory_target(t, r.user, v, post.get("target"), fields)
+
+
+def _memory_toggle(r, t, v, post):
+    target = t.memory_targets.filter(pk=_int(post, "target")).first()
+    if target is None:
+        raise InvalidData("that memory target is gone")
+    step = _int(post, "step")
+    steps = set(target.retrieve_steps) ^ {step}
+    return s.do_update_memory_target(t, r.user, v, target.pk, {"retrieve_steps": sorted(steps)})
+
+
+def _anchor_update(r, t, v, post):
+    fields: dict[str, Any] = _given(post, ("type", "content", "description"))
+    if post.get("evidence"):
+        fields["evidence"] = _evidence(post)
+    return s.do_update_anchor(t, r.user, v, post.get("key"), fields)
+
+
+def _review(r, t, v, post):
+    text = post.get("comment", "").strip()
+    comments = [{"step": _int(post, "step", optional=True), "text": text}] if text else []
+    return s.do_review(t, r.user, v, post.get("decision"), comments)
+
+
+OPERATIONS: dict[str, Operation] = {
+    "split": (EDIT, True, lambda r, t, v, p: s.do_split_subgoal(t, r.user, v, _int(p, "at"))),
+    "merge": (EDIT, True, lambda r, t, v, p: s.do_merge_subgoals(t, r.user, v, p.get("subgoal"))),
+    "delete_subgoal": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_delete_subgoal(t, r.user, v, p.get("subgoal")),
+    ),
+    "boundary": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_move_boundary(
+            t,
+            r.user,
+            v,
+            p.get("subgoal"),
+            start=_int(p, "start", optional=True),
+            end=_int(p, "end", optional=True),
+        ),
+    ),
+    "subgoal": (
+        EDIT,
+        False,
+        lambda r, t, v, p: s.do_update_subgoal(t, r.user, v, p.get("subgoal"), _subgoal_fields(p)),
+    ),
+    "step": (
+        EDIT,
+        False,
+        lambda r, t, v, p: s.do_update_step(t, r.user, v, _int(p, "step"), _step_fields(p)),
+    ),
+    "memory_add": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_add_memory_target(
+            t,
+            r.user,
+            v,
+            key=p.get("key", ""),
+            value=p.get("value", ""),
+            encode_step=_int(p, "step"),
+            retrieve_steps=_steps(p, "retrieve_steps"),
+            evidence=_evidence(p),
+        ),
+    ),
+    "memory_update": (EDIT, False, _memory_update),
+    "memory_toggle": (EDIT, True, _memory_toggle),
+    "memory_delete": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_delete_memory_target(t, r.user, v, p.get("target")),
+    ),
+    "anchor_add": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_add_anchor(
+            t,
+            r.user,
+            v,
+            step=_int(p, "step"),
+            type=p.get("type"),
+            content=p.get("content", ""),
+            description=p.get("description", ""),
+            evidence=_evidence(p),
+        ),
+    ),
+    "anchor_update": (EDIT, False, _anchor_update),
+    "anchor_delete": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_delete_anchor(t, r.user, v, p.get("key")),
+    ),
+    "link_add": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_add_anchor_link(
+            t,
+            r.user,
+            v,
+            source=p.get("source"),
+            target=p.get("target"),
+            relation=p.get("relation"),
+            critical=p.get("critical") == "on",
+        ),
+    ),
+    "link_delete": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_delete_anchor_link(t, r.user, v, p.get("link")),
+    ),
+    "undo": (EDIT, True, lambda r, t, v, p: s.do_undo(t, r.user, v)),
+    "redo": (EDIT, True, lambda r, t, v, p: s.do_redo(t, r.user, v)),
+    "submit": (EDIT, True, lambda r, t, v, p: s.do_submit(t, r.user, v)),
+    "comment": (
+        REVIEW,
+        True,
+        lambda r, t, v, p: s.do_comment(
+            t, r.user, _int(p, "step", optional=True), p.get("comment", "")
+        ),
+    ),
+    "review": (REVIEW, True, _review),
+}
+
+
+# ---------------------------------------------------------------- the workspace
+
+
+def _selected(request: HttpRequest, trajectory: Trajectory) -> int:
+    source = request.POST if request.method == "POST" else request.GET
+    try:
+        index = int(source.get("step", 0))
+    except ValueError:
+        index = 0
+    return min(max(index, 0), max(trajectory.step_count - 1, 0))
+
+
+def _render(request, trajectory, role, index, template, *, status=200, **extra) -> HttpResponse:
+    context = labels_context(trajectory, index, request.user, role)
+    context.update(step_context(trajectory, index, context))
+    context.update(project=trajectory.project, **extra)
+    return render(request, template, context, status=status)
+
+
+@login_required
+@require_GET
+def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    trajectory, role = access_labels(request.user, trajectory_id, VIEW)
+    index = _selected(request, trajectory)
+    if request.htmx and not request.htmx.history_restore_request:
+        response = _render(request, trajectory, role, index, "annotate/_main.html")
+    else:
+        steps = (
+            Step.objects.filter(trajectory=trajectory)
+            .select_related("screen__screenshot")
+            .order_by("index")
+        )
+        response = _render(
+            request,
+            trajectory,
+            role,
+            index,
+            "annotate/workspace.html",
+            steps=steps,
+            task=trajectory.task,
+        )
+    response["Vary"] = "HX-Request"
+    return response
+
+
+@login_required
+@require_POST
+@forbidden_on_access_denied
+def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpResponse:
+    if op not in OPERATIONS:
+        return HttpResponse(f"No such operation {op!r}", status=404)
+    permission, structural, run = OPERATIONS[op]
+    trajectory, role = access_labels(request.user, trajectory_id, permission)
+    index = _selected(request, trajectory)
+    try:
+        version = int(request.POST.get("version", ""))
+    except ValueError:
+        version = None
+    try:
+        run(request, trajectory, version, request.POST)
+    except s.StaleVersion as exc:
+        trajectory.refresh_from_db()
+        return _render(
+            request,
+            trajectory,
+            role,
+            index,
+            "annotate/_response.html",
+            status=409,
+            flash=str(exc),
+            structural=True,
+            main_oob=True,
+            tried=_tried(request.POST),
+        )
+    except InvalidData as exc:
+        return render(request, "annotate/_flash.html", {"flash": str(exc)}, status=400)
+    return _render(
+        request,
+        trajectory,
+        role,
+        index,
+        "annotate/_response.html",
+        structural=structural,
+        main_oob=False,
+    )
+
+
+def _tried(post) -> str:
+    shown = {k: v for k, v in post.items() if k not in ("csrfmiddlewaretoken", "version", "step")}
+    return "; ".join(f"{k} = {v[:200]!r}" for k, v in shown.items() if v)
+
+
+# ---------------------------------------------------------------- review queue and my work
+
+
+@login_required
+@require_GET
+def review_queue(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    reviewing = (
+        projects_of(user).filter(
+            Q(memberships__user=user, memberships__role__in=(Role.REVIEWER, Role.ADMIN))
+        )
+        if not user.is_superuser
+        else projects_of(user)
+    )
+    open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
+    to_review = (
+        Trajectory.objects.filter(project__in=reviewing, status=Status.IN_REVIEW)
+        .select_related("project", "task")
+        .order_by("updated_at")
+    )
+    mine = (
+        trajectories_of(user)
+        .filter(assignments__annotator=user)
+        .select_related("project", "task")
+        .annotate(returned=Exists(open_comments))
+        .order_by("-returned", "status", "-updated_at")
+    )
+    return render(request, "annotate/review_queue.html", {"to_review": to_review, "mine": mine})
+
+
+# ---------------------------------------------------------------- assignment
+
+
+@login_required
+@forbidden_on_access_denied
+def assignments(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = access_assignments(request.user, project_id)
+    annotators = list(
+        get_user_model()
+        .objects.filter(
+            memberships__project=project, memberships__role__in=(Role.ANNOTATOR, Role.ADMIN)
+        )
+        .order_by("username")
+    )
+    error = None
+    if request.method == "POST":
+        chosen = [a for a in annotators if str(a.pk) in request.POST.getlist("annotators")]
+        picked = list(project.trajectories.filter(pk__in=request.POST.getlist("trajectories")))
+        try:
+            if not picked:
+                raise InvalidData("trajectories: tick at least one")
+            if not chosen:
+                raise InvalidData("annotators: tick at least one")
+            per = 2 if request.POST.get("per_trajectory") == "2" else 1
+            if request.POST.get("mode") == "each" and per == 1:
+                for t in picked:
+                    for a in chosen:
+                        s.do_assign(t, a, request.user)
+            else:
+                s.do_spread_assignments(project, picked, chosen, request.user, per)
+        except InvalidData as exc:
+            error = str(exc)
+        else:
+            return redirect("annotate-assignments", project.pk)
+    trajectories = (
+        project.trajectories.select_related("task", "copy_of")
+        .prefetch_related("assignments__annotator")
+        .annotate(copy_count=Count("copies"))
+        .order_by("copy_of_id", "-created_at", "-id")
+    )
+    load = dict(
+        Assignment.objects.filter(trajectory__project=project)
+        .values("annotator__username")
+        .annotate(n=Count("id"))
+        .values_list("annotator__username", "n")
+    )
+    for a in annotators:
+        a.load = load.get(a.username, 0)
+    return render(
+        request,
+        "annotate/assignments.html",
+        {
+            "project": project,
+            "trajectories": trajectories,
+            "annotators": annotators,
+            "load": load,
+            "error": error,
+        },
+    )
+
+
+@login_required
+@require_POST
+@forbidden_on_access_denied
+def unassign(request: HttpRequest, project_id: int, assignment_id: int) -> HttpResponse:
+    project = access_assignments(request.user, project_id)
+    found = Assignment.objects.filter(pk=assignment_id, trajectory__project=project).first()
+    if found is not None:
+        s.do_unassign(found.trajectory, found.annotator, request.user)
+    return redirect("annotate-assignments", project.pk)
+
+
+# ---------------------------------------------------------------- agreement
+
+
+@login_required
+@require_GET
+def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id)
+    try:
+        k = min(max(int(request.GET.get("k", 1)), 0), 20)
+    except ValueError:
+        k = 1
+    result = project_agreement(project, k)
+    return render(
+        request,
+        "annotate/agreement.html",
+        {"project": project, "result": result, "k": k, "ks": range(0, 6)},
+    )
+
+
+def workspace_url(trajectory_id: int, step: int = 0) -> str:
+    return f"{reverse('annotate-workspace', args=[trajectory_id])}?step={step}"
