@@ -295,12 +295,17 @@ def act(request: HttpRequest, serial: str) -> HttpResponse:
         action = action_from_post(request.POST)
         if action["type"] in (ActionType.ANSWER, ActionType.TERMINATE):
             raise InvalidData("Use Finish to answer or end the task.")
-        record_step(trajectory, action, request.user)
+        step = record_step(trajectory, action, request.user)
     except DeviceGone as exc:
         return _panel(request, serial, str(exc), trajectory=trajectory, gone=True)
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
-    return _panel(request, serial)
+    response = _panel(request, serial)
+    # How long the step took, for the browser's devtools and the recording benchmark.
+    response["Server-Timing"] = ", ".join(
+        f"{name.removesuffix('_ms')};dur={ms}" for name, ms in step.timings.items()
+    )
+    return response
 
 
 @login_required

@@ -1,0 +1,230 @@
+"""Recording speed on the virtual device (540x1200 unless --size), through a real adb server.
+
+    .venv/bin/python bench/bench_recording.py [--steps 20] [--size 540x1200]
+
+1. A recorded step (action + capture + store, the settle wait excluded) against the bare adbutils
+   calls it needs, one after another: input swipe + screencap -p + uiautomator dump.
+2. From a step stored to the step visible in the console (Chromium): the panel rendered, sent
+   and swapped in (the step's own durations come back in a Server-Timing header).
+3. The live view's frames per second on an idle and on a changing screen, polling as the
+   console does (fast after a change, backing off while unchanged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+TMP = tempfile.mkdtemp(prefix="bench-recording-")
+os.environ.setdefault("DEBUG", "1")
+os.environ["DATABASE_URL"] = f"sqlite:///{TMP}/db.sqlite3"
+os.environ["MEDIA_ROOT"] = f"{TMP}/media"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+import django  # noqa: E402
+
+django.setup()
+
+import adbutils  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from devices.virtual import VirtualDevice  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stats(samples: list[float]) -> str:
+    p90 = sorted(samples)[max(0, int(len(samples) * 0.9) - 1)]
+    return f"median {statistics.median(samples):7.1f} ms   p90 {p90:7.1f} ms"
+
+
+SWIPES = [("270", "900", "270", "600", "60"), ("270", "600", "270", "900", "60")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--size", default="540x1200")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+
+    adb_port = free_port()
+    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(adb_port)}
+    adb = adbutils.adb_path()
+    subprocess.run([adb, "-P", str(adb_port), "start-server"], env=env, capture_output=True)
+    phone = VirtualDevice(
+        port=free_port(), size=args.size, seed=1, chromium_path=settings.CHROMIUM_PATH
+    ).start()
+    try:
+        subprocess.run([adb, "-P", str(adb_port), "connect", phone.serial], env=env, check=True,
+                       capture_output=True)  # fmt: skip
+        time.sleep(0.5)
+        settings.ADB_SERVERS = [f"127.0.0.1:{adb_port}"]
+        run(phone.serial, adb_port, args.steps, width, height)
+    finally:
+        phone.stop()
+        subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=env, capture_output=True)
+
+
+def run(serial: str, adb_port: int, steps: int, width: int, height: int) -> None:
+    from django.contrib.auth import get_user_model
+
+    from devices.services import do_start_recording, do_take_device, record_step
+    from trajectories.records import TaskRecord
+    from trajectories.services import do_create_project, get_or_create_task
+
+    call_command("migrate", verbosity=0)
+    user = get_user_model().objects.create_user("bench", password="bench-password")
+    project = do_create_project("Bench", user)
+    task = get_or_create_task(project, TaskRecord(uid="bench", goal="Scroll the shop"))
+    device = adbutils.AdbClient(port=adb_port).device(serial)
+    device.app_start("com.waypoint.freshcart")
+    time.sleep(1)
+
+    # 1. bare adbutils calls vs a recorded step
+    bare = []
+    for i in range(steps):
+        start = time.perf_counter()
+        device.shell(["input", "swipe", *SWIPES[i % 2]])
+        device.shell(["screencap", "-p"], encoding=None)
+        device.dump_hierarchy()
+        bare.append((time.perf_counter() - start) * 1000)
+        time.sleep(0.3)
+    lease = do_take_device(serial, settings.ADB_SERVERS[0], user, seconds=3600)
+    trajectory = do_start_recording(lease, task, user)
+    recorded, settle = [], []
+    for i in range(steps):
+        x, y, x2, y2, ms = (int(v) for v in SWIPES[i % 2])
+        step = record_step(
+            trajectory, {"type": "swipe", "x": x, "y": y, "x2": x2, "y2": y2, "duration_ms": ms},
+            user,
+        )  # fmt: skip
+        t = step.timings
+        recorded.append(t["action_ms"] + t["capture_ms"] + t["store_ms"])
+        settle.append(t["settle_ms"])
+    ratio = statistics.median(recorded) / statistics.median(bare)
+    print(f"Recording on the virtual device at {width}x{height}, {steps} swipes")
+    print(f"  bare adbutils: swipe + screencap + dump      {stats(bare)}")
+    print(f"  recorded step without the settle wait        {stats(recorded)}")
+    print(f"  ratio of medians {ratio:.2f} (budget 1.10){'  ok' if ratio <= 1.1 else '  OVER'}")
+    print(f"  settle wait (not counted)                    {stats(settle)}")
+
+    browser_figures(serial, user, task)
+
+
+def browser_figures(serial: str, user, task) -> None:
+    from django.test.testcases import LiveServerThread
+    from playwright.sync_api import sync_playwright
+
+    from devices.models import Lease
+
+    Lease.objects.all().delete()
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+
+    server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=free_port())
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    url = f"http://127.0.0.1:{server.port}"
+    chromium_args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync"]  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=chromium_args)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/login/")
+        page.fill("input[name=username]", "bench")
+        page.fill("input[name=password]", "bench-password")
+        page.click("button[type=submit]")
+        page.goto(f"{url}/devices/")
+        page.locator("tr", has_text=serial).locator("button", has_text="Take").click()
+        page.select_option("#task", str(task.pk))
+        page.click("text=Start recording")
+        page.wait_for_function("document.querySelector('#screen').naturalWidth > 0")
+
+        # 2. stored → visible: time in the browser from request to swap, less the step itself
+        visible = []
+        for i in range(10):
+            x, y, x2, y2, ms = SWIPES[i % 2]
+            took = page.evaluate(
+                """async ([x, y, x2, y2, ms]) => {
+                    const t0 = performance.now();
+                    const body = new URLSearchParams(
+                        {type: "swipe", x, y, x2, y2, duration_ms: ms});
+                    const csrf = JSON.parse(
+                        document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+                    const r = await fetch(document.getElementById("console").dataset.actUrl, {
+                        method: "POST", body,
+                        headers: {"X-CSRFToken": csrf, "HX-Request": "true"}});
+                    const html = await r.text();
+                    document.getElementById("recording").innerHTML = html;
+                    await new Promise(requestAnimationFrame);
+                    const t1 = performance.now();
+                    const timing = r.headers.get("Server-Timing") || "";
+                    const step = [...timing.matchAll(/dur=([\\d.]+)/g)]
+                        .reduce((a, m) => a + Number(m[1]), 0);
+                    return [t1 - t0, step];
+                }""",
+                [x, y, x2, y2, ms],
+            )
+            visible.append(took[0] - took[1])
+        print(f"  step stored → visible in the browser         {stats(visible)}  (budget 300 ms)")
+
+        # 3. live view frame rate: idle, then with the screen changing all the time
+        def count(seconds: float) -> tuple[float, float]:
+            page.evaluate("window.__f = 0; window.__p = 0")
+            page.evaluate(
+                """() => { const img = document.getElementById('screen');
+                    new MutationObserver(() => window.__f++).observe(img, {attributes: true});
+                    const orig = window.fetch; window.fetch = (...a) => {
+                      if (String(a[0]).includes('/frame/')) window.__p++; return orig(...a); }; }"""
+            )
+            time.sleep(seconds)
+            frames, polls = page.evaluate("[window.__f, window.__p]")
+            return frames / seconds, polls / seconds
+
+        time.sleep(3)
+        idle = count(6)
+        stop = threading.Event()
+        device = adbutils.AdbClient(port=int(settings.ADB_SERVERS[0].split(":")[1])).device(serial)
+
+        def keep_scrolling():
+            i = 0
+            while not stop.is_set():
+                device.shell(["input", "swipe", *SWIPES[i % 2][:4], "40"])
+                i += 1
+
+        thread = threading.Thread(target=keep_scrolling)
+        thread.start()
+        changing = count(6)
+        stop.set()
+        thread.join()
+        print(
+            f"  live view, idle screen:     {idle[0]:4.1f} frames/s ({idle[1]:.1f} polls/s, 304s)"
+        )
+        print(
+            f"  live view, changing screen: {changing[0]:4.1f} frames/s ({changing[1]:.1f} polls/s)"
+        )
+        browser.close()
+    server.terminate()
+
+
+if __name__ == "__main__":
+    main()
