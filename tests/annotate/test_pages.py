@@ -72,7 +72,7 @@ def test_an_autosaved_field_answers_out_of_band_only(blank, bob):
     )
     html = response.content.decode()
     assert 'id="ws-main"' not in html
-    assert 'id="ws-problems" class="panel" hx-swap-oob="true"' in html
+    assert 'id="ws-problems" class="panel wide" hx-swap-oob="true"' in html
     assert blank.steps.get(index=1).memory == "price 12.50"
 
 
