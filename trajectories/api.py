@@ -269,7 +269,7 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Trajectory]:
         project = access_project(self.request.user, self.kwargs["project_id"])
-        trajectories = Trajectory.objects.filter(project=project)
+        trajectories = Trajectory.objects.filter(project=project).originals()
         trajectories = filter_trajectories(trajectories, self.request.query_params)
         return trajectories.select_related("task", "recorded_by")
 

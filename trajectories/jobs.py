@@ -141,7 +141,7 @@ def do_start_export(
 
 
 def export_scope(job: Job):
-    trajectories = Trajectory.objects.filter(project=job.project)
+    trajectories = Trajectory.objects.filter(project=job.project).originals()
     filters = job.params.get("filters", {})
     if "task" in filters:
         trajectories = trajectories.filter(task__uid=filters["task"])

@@ -128,6 +128,12 @@ class Outcome(models.TextChoices):
     UNCERTAIN = "uncertain", "Uncertain"
 
 
+class TrajectoryQuerySet(models.QuerySet):
+    def originals(self) -> TrajectoryQuerySet:
+        """Without second annotators' copies: what lists and exports show."""
+        return self.filter(copy_of__isnull=True)
+
+
 class Trajectory(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="trajectories")
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trajectories")
@@ -170,6 +176,8 @@ class Trajectory(models.Model):
     recorded_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TrajectoryQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

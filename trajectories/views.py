@@ -132,7 +132,9 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
     form = TrajectoryFilterForm(request.GET, project)
     trajectories = form.apply(
-        project.trajectories.select_related("task", "recorded_by").order_by("-created_at", "-id")
+        project.trajectories.originals()
+        .select_related("task", "recorded_by")
+        .order_by("-created_at", "-id")
     )
     page = Paginator(trajectories, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()

@@ -22,7 +22,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=options["project"]).first()
         if project is None:
             raise CommandError(f"no project with id {options['project']}")
-        trajectories = Trajectory.objects.filter(project=project)
+        trajectories = Trajectory.objects.filter(project=project).originals()
         if options["status"]:
             trajectories = trajectories.filter(status=options["status"])
         out = Path(options["out"])
