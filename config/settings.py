@@ -212,6 +212,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",
+        # A terminate status (actions, finishing a recording) is one enum.
+        "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
     },
 }
 
@@ -256,5 +258,3 @@ WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the 
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
-# A terminate status (actions, finishing a recording) is one enum in the API schema.
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["TerminateStatusEnum"] = ["success", "failure"]
