@@ -143,11 +143,10 @@ def browser_figures(serial: str, user, task) -> None:
     if server.error:
         raise server.error
     url = f"http://127.0.0.1:{server.port}"
-    chromium_args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync"]  # fmt: skip
+    from config.chromium import CHROMIUM_ARGS
+
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=chromium_args)
+        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/login/")
         page.fill("input[name=username]", "bench")

@@ -134,3 +134,29 @@ def wait_for_job(job_id: int, timeout: float = 120):
             return job
         time.sleep(0.2)
     raise AssertionError(f"job {job_id} did not finish in {timeout} s: {job.status}")
+
+
+SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages in
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    """Chromium driven by Playwright, for end-to-end tests against ``live_server``."""
+    if not settings.CHROMIUM_PATH:
+        pytest.skip("no Chromium (install Debian's chromium or set CHROMIUM_PATH)")
+    # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    from config.chromium import CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def shot(page, name: str, **options) -> None:
+    """Save a screenshot when WAYPOINT_TEST_SCREENSHOTS names a folder."""
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), **options)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from config.chromium import CHROMIUM_ARGS
 from devices.virtual import hierarchy
 from devices.virtual.apps import Catalog
 from devices.virtual.keys import APP_SWITCH, BACK, HOME, NO_OP, PAGE_KEYS
@@ -24,18 +25,7 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 ORIGIN = "http://device.waypoint.test"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-smooth-scrolling",
-    "--hide-scrollbars",
-]
+SCREEN_ARGS = [*CHROMIUM_ARGS, "--headless", "--disable-smooth-scrolling", "--hide-scrollbars"]
 LAUNCHER = ("com.android.launcher3", ".Launcher")
 
 
@@ -81,7 +71,7 @@ class Screen:
         from playwright.async_api import async_playwright
 
         self._pw = await async_playwright().start()
-        launch = {"args": CHROMIUM_ARGS, "headless": True}
+        launch = {"args": SCREEN_ARGS, "headless": True}
         if self.chromium_path:
             launch["executable_path"] = self.chromium_path
         self._browser = await self._pw.chromium.launch(**launch)

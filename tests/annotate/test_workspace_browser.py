@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -12,33 +11,9 @@ from django.test import Client
 
 from annotate.services import do_assign
 from tests.annotate.conftest import blank_record
+from tests.conftest import shot
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages
-
-
-@pytest.fixture
-def browser(monkeypatch):
-    if not settings.CHROMIUM_PATH:
-        pytest.skip("no Chromium")
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def page_as(browser, live_server, user):
@@ -61,11 +36,6 @@ def page_as(browser, live_server, user):
     return page
 
 
-def shot(page, name):
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
-
-
 def eventually(check, timeout=10.0):
     deadline = time.monotonic() + timeout
     while True:
@@ -84,7 +54,7 @@ def saved(page):
     try:
         page.wait_for_selector("#ws-saved.ok", timeout=10_000)
     except Exception:
-        shot(page, "failed")
+        shot(page, "failed", full_page=True)
         print(page.inner_html("#ws-status"), page.inner_html("#ws-flash"), page.errors)
         raise
 
@@ -206,9 +176,9 @@ def test_a_full_labelling_pass_by_keyboard(browser, live_server):
     eventually(lambda: AnchorLink.objects.exists())
     page.keyboard.press("?")
     assert page.is_visible("#ws-help")
-    shot(page, "workspace-help")
+    shot(page, "workspace-help", full_page=True)
     page.keyboard.press("Escape")
-    shot(page, "workspace")
+    shot(page, "workspace", full_page=True)
 
     page.wait_for_selector("#ws-problems .pill.success-yes")
     page.click("#ws-submit")

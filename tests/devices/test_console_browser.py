@@ -2,46 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from django.conf import settings
 
+from tests.conftest import shot
 from trajectories.models import Status, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
 from trajectories.uixml import parse_ui_xml
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages
-
 
 @pytest.fixture
-def browser_page(monkeypatch):
-    if not settings.CHROMIUM_PATH:
-        pytest.skip("no Chromium")
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        yield page
-        browser.close()
-
-
-def shot(page, name):
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"))
+def browser_page(browser):
+    return browser.new_page(viewport={"width": 1280, "height": 900})
 
 
 def centre_of(device, resource_id):
