@@ -217,6 +217,19 @@ def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
     return value
 
 
+def _fields_of(obj: Any, kinds: Mapping[str, type], where: str) -> None:
+    """Optional fields of a JSON object, each of one kind when present."""
+    names = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
+    for name, kind in kinds.items():
+        value = obj.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise fail(field_at(where, name), f"must be {names[kind]}, got {type(value).__name__}")
+        if kind is int and value < 0:
+            raise fail(field_at(where, name), f"must be at least 0, got {value}")
+
+
 def check_trajectory_record(record: Any, where: str = "") -> None:
     """Every rule a whole trajectory must satisfy before anything of it is written.
 
@@ -235,6 +248,16 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
     check_choice(record.source, Source.values, field_at(where, "source"))
     check_choice(record.status, Status.values, field_at(where, "status"))
     check_choice(record.outcome, Outcome.values, field_at(where, "outcome"))
+    if not all(isinstance(app, str) for app in task.apps):
+        raise fail(field_at(where, "task.apps"), "must be a list of package names")
+    if not all(isinstance(item, Mapping) for item in task.memory_items):
+        raise fail(field_at(where, "task.memory_items"), "must be a list of objects")
+    _fields_of(
+        record.device,
+        {"serial": str, "model": str, "android_version": str, "width": int, "height": int,
+         "density": int},
+        field_at(where, "device"),
+    )  # fmt: skip
 
     screen_count = len(record.screens)
     for i, screen in enumerate(record.screens):
@@ -273,6 +296,7 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
             )
         )
         check_success(subgoal.get("success", ""), f"{place}.success")
+        _fields_of(subgoal, {"text": str, "effect": str, "behaviour": str, "origin": str}, place)
     check_subgoals(ranges, step_count, field_at(where, "subgoals"))
 
     for i, target in enumerate(record.memory_targets):
@@ -283,6 +307,7 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
         if not isinstance(retrieve, list):
             raise fail(f"{place}.retrieve_steps", "must be a list of step indices")
         check_memory_target(target.get("encode_step"), retrieve, step_count, place)
+        _fields_of(target, {"evidence": dict}, place)
 
     keys: set[str] = set()
     for i, anchor in enumerate(record.anchors):
@@ -294,6 +319,7 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
         check_step_index(anchor.get("step"), step_count, f"{place}.step")
         check_anchor_type(anchor.get("type"), f"{place}.type")
         _str(anchor.get("content"), f"{place}.content")
+        _fields_of(anchor, {"description": str, "evidence": dict}, place)
     seen_links = set()
     for i, link in enumerate(record.anchor_links):
         place = f"{field_at(where, 'anchor_links')}[{i}]"

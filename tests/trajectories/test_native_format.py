@@ -380,3 +380,17 @@ def test_the_import_command_names_the_error(project, fresh):
     assert str(caught.value) == (
         "import failed, nothing was imported: trajectories.jsonl line 1: task.goal: is required"
     )
+
+
+def test_it_refuses_fields_of_the_wrong_kind(project, fresh):
+    rewrite(fresh, lambda lines: lines[1]["device"].update(width="wide"))
+    assert_refused(
+        project, fresh, "trajectories.jsonl line 2: device.width: must be an integer, got str"
+    )
+
+
+def test_it_refuses_a_subgoal_text_that_is_not_text(project, fresh):
+    rewrite(fresh, lambda lines: lines[0]["subgoals"][0].update(text=["Open", "the", "item"]))
+    assert_refused(
+        project, fresh, "trajectories.jsonl line 1: subgoals[0].text: must be a string, got list"
+    )
