@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, connections
 
 REPO = Path(__file__).resolve().parent.parent
 REALDATA = REPO.parent / "shared" / "realdata"
@@ -154,6 +154,9 @@ def browser(monkeypatch):
         browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # ORM calls made while Playwright's loop runs open their own connection: close it
+        # here, in that context, or it outlives the test database.
+        connections.close_all()
 
 
 def shot(page, name: str, **options) -> None:

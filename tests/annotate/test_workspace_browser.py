@@ -59,6 +59,17 @@ def saved(page):
         raise
 
 
+def synced(page, trajectory):
+    """Wait until no save is in flight: the page shows the version the database holds."""
+
+    def shows_stored_version():
+        stored = Trajectory.objects.get(pk=trajectory.pk).version
+        return int(page.get_attribute("#ws-status", "data-version")) == stored
+
+    eventually(shows_stored_version)
+    saved(page)
+
+
 def go_to(page, index):
     page.keyboard.press("Escape")
     while int(page.get_attribute("#ws-main", "data-step")) != index:
@@ -102,7 +113,12 @@ def test_a_full_labelling_pass_by_keyboard(browser, live_server):
         page.keyboard.press("t")
         page.keyboard.type(text)
         page.keyboard.press("Escape")
-        saved(page)
+        eventually(
+            lambda s=start, t=text: (
+                Trajectory.objects.get(pk=trajectory.pk).subgoals.get(start=s).text == t
+            )
+        )
+        synced(page, trajectory)
         page.keyboard.press(key)
         eventually(
             lambda s=start, k=key: (
@@ -129,6 +145,7 @@ def test_a_full_labelling_pass_by_keyboard(browser, live_server):
     page.fill('#ws-memory-form input[name="retrieve_steps"]', "4")
     page.press('#ws-memory-form input[name="retrieve_steps"]', "Enter")
     eventually(lambda: MemoryTarget.objects.filter(trajectory=trajectory).exists())
+    synced(page, trajectory)
     target = MemoryTarget.objects.get(trajectory=trajectory)
     assert (target.key, target.value, target.encode_step, target.retrieve_steps) == (
         "price",
@@ -145,12 +162,14 @@ def test_a_full_labelling_pass_by_keyboard(browser, live_server):
     page.fill("#an-content", "price 12.50")
     page.press("#an-content", "Enter")
     eventually(lambda: Anchor.objects.filter(trajectory=trajectory).count() == 1)
+    synced(page, trajectory)
     go_to(page, 5)
     page.keyboard.press("a")
     page.select_option("#an-type", "finish")
     page.fill("#an-content", "order placed")
     page.press("#an-content", "Enter")
     eventually(lambda: Anchor.objects.filter(trajectory=trajectory).count() == 2)
+    synced(page, trajectory)
     page.wait_for_selector("#ws-link-form")
     page.click('#ws-graph .node[data-key="a1"]')
     page.click('#ws-graph .node[data-key="a2"]')
@@ -166,14 +185,17 @@ def test_a_full_labelling_pass_by_keyboard(browser, live_server):
         True,
     )
     page.wait_for_selector("#ws-graph path.edge.critical")
+    synced(page, trajectory)
 
     # Undo and redo by keyboard.
     page.keyboard.press("Escape")
     page.keyboard.press("Control+z")
     eventually(lambda: not AnchorLink.objects.exists())
+    synced(page, trajectory)
     page.wait_for_selector("#ws-redo:not([disabled])")
     page.keyboard.press("Control+Shift+z")
     eventually(lambda: AnchorLink.objects.exists())
+    synced(page, trajectory)
     page.keyboard.press("?")
     assert page.is_visible("#ws-help")
     shot(page, "workspace-help", full_page=True)
