@@ -183,20 +183,55 @@ def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None =
     return trajectory
 
 
+def _park_memory_targets(
+    trajectory: Trajectory, metadata: dict[str, Any], encode_steps: list[int], reason: str
+) -> list[dict[str, Any]]:
+    """Move memory targets whose encode step has no step (any more) into the metadata.
+
+    A target marked on the current screen is encoded by the step not yet recorded; if that
+    step never comes (the recording is interrupted), or the step it named is undone, the row
+    would name a step that does not exist. Its key, value and evidence are kept in
+    ``metadata["parked_memory_targets"]`` so nothing typed is lost and the labels stay valid.
+    """
+    targets = list(MemoryTarget.objects.filter(trajectory=trajectory, encode_step__in=encode_steps))
+    parked = [
+        {
+            "key": t.key,
+            "value": t.value,
+            "encode_step": t.encode_step,
+            "evidence": t.evidence,
+            "reason": reason,
+            "at": timezone.now().isoformat(),
+        }
+        for t in targets
+    ]
+    if parked:
+        metadata.setdefault("parked_memory_targets", []).extend(parked)
+        MemoryTarget.objects.filter(pk__in=[t.pk for t in targets]).delete()
+    return parked
+
+
 def do_interrupt(trajectory: Trajectory, reason: str) -> bool:
     """Leave a recording ``interrupted`` with its steps; False when it was not recording."""
     with transaction.atomic():
+        rows = list(
+            Trajectory.objects.select_for_update()
+            .filter(pk=trajectory.pk, status=Status.RECORDING)
+            .values_list("step_count", flat=True)
+        )
+        if not rows:
+            return False
+        steps = rows[0]
         metadata = dict(trajectory.metadata)
         metadata["interruption"] = {
             "at": timezone.now().isoformat(),
             "reason": reason,
-            "steps": trajectory.step_count,
+            "steps": steps,
         }
-        updated = Trajectory.objects.filter(pk=trajectory.pk, status=Status.RECORDING).update(
+        _park_memory_targets(trajectory, metadata, [steps], "the recording was interrupted")
+        Trajectory.objects.filter(pk=trajectory.pk).update(
             status=Status.INTERRUPTED, metadata=metadata
         )
-        if not updated:
-            return False
         trajectory.status, trajectory.metadata = Status.INTERRUPTED, metadata
         Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
         record_event(
@@ -469,6 +504,16 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
         metadata.setdefault("undone_steps", []).append(
             {"index": step.index, "action": removed, "at": timezone.now().isoformat()}
         )
+        # Values marked on the undone step's screen lose their screen; values marked on the
+        # current screen are now encoded by the step that will take the undone one's index.
+        _park_memory_targets(trajectory, metadata, [step.index], "its step was undone")
+        MemoryTarget.objects.filter(trajectory=trajectory, encode_step=step.index + 1).update(
+            encode_step=step.index
+        )
+        for target in MemoryTarget.objects.filter(trajectory=trajectory):
+            if step.index in target.retrieve_steps:
+                target.retrieve_steps = [i for i in target.retrieve_steps if i != step.index]
+                target.save(update_fields=["retrieve_steps"])
         Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
         screen_id = step.screen_id
         step.delete()

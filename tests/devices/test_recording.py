@@ -17,6 +17,7 @@ from devices.services import (
     do_add_note,
     do_finish_recording,
     do_import_virtual_tasks,
+    do_interrupt,
     do_mark_memory_target,
     do_resume_recording,
     do_start_recording,
@@ -206,7 +207,36 @@ def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
     assert recording.step_count == 1 and recording.metadata["undone_steps"][0]["index"] == 1
     # the device is not undone: the next step starts from the screen it shows now
     assert recording.final_screen_id != screen_now.pk
-    assert MemoryTarget.objects.filter(trajectory=recording).count() == 1
+    # the kettle was marked on the undone step's screen, which the trajectory no longer has:
+    # the value is kept aside, not left naming a step that does not exist
+    assert not MemoryTarget.objects.filter(trajectory=recording).exists()
+    [parked] = recording.metadata["parked_memory_targets"]
+    assert (parked["key"], parked["encode_step"], parked["reason"]) == (
+        "kettle",
+        1,
+        "its step was undone",
+    )
+
+
+def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_aside(
+    recording, alice, tmp_path
+):
+    from trajectories.formats import export_trajectories, import_trajectories
+    from trajectories.services import do_create_project
+
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
+    do_mark_memory_target(recording, alice, key="kettle", value="", bounds=list(box.bounds))
+    assert do_interrupt(recording, "the device went away")
+    recording.refresh_from_db()
+    assert recording.status == Status.INTERRUPTED
+    assert not MemoryTarget.objects.filter(trajectory=recording).exists()
+    assert recording.metadata["parked_memory_targets"][0]["key"] == "kettle"
+    # what remains is a valid trajectory: it exports and imports again
+    export_trajectories(Trajectory.objects.filter(pk=recording.pk), tmp_path / "out")
+    recording.delete()
+    counts = import_trajectories(do_create_project("Again", alice), tmp_path / "out")
+    assert counts["created"] == 1
 
 
 def test_finishing_on_the_virtual_device_grades_the_answer(
