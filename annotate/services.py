@@ -37,6 +37,7 @@ from trajectories.models import (
     Subgoal,
     Trajectory,
 )
+from trajectories.services import record_event
 from trajectories.validation import (
     InvalidData,
     check_anchor_link,
@@ -101,28 +102,6 @@ def _bump(trajectory: Trajectory, locked: Trajectory, **fields: Any) -> None:
         setattr(trajectory, name, value)
 
 
-def _audit(
-    trajectory: Trajectory,
-    actor,
-    kind: str,
-    *,
-    object_type: str = "",
-    object_id: Any = "",
-    before: Any = None,
-    after: Any = None,
-) -> AuditEvent:
-    return AuditEvent.objects.create(
-        kind=kind,
-        actor=actor if actor is not None and actor.is_authenticated else None,
-        project_id=trajectory.project_id,
-        trajectory_id=trajectory.pk,
-        object_type=object_type,
-        object_id=str(object_id),
-        before=before,
-        after=after,
-    )
-
-
 def _check_editable(locked: Trajectory) -> None:
     if locked.status not in EDITABLE:
         raise InvalidData(
@@ -154,10 +133,10 @@ def _edit(
         object_id = getattr(result, "pk", None) or (
             part.removeprefix("step:") if part.startswith("step:") else ""
         )
-        event = _audit(
-            trajectory,
-            actor,
+        event = record_event(
             kind,
+            actor=actor,
+            trajectory=trajectory,
             object_type=object_type,
             object_id=object_id,
             before={part: before},
@@ -704,10 +683,10 @@ def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bo
         entry.undone = not redo
         entry.save(update_fields=["undone"])
         _bump(trajectory, locked)
-        _audit(
-            trajectory,
-            actor,
+        record_event(
             "labels.redone" if redo else "labels.undone",
+            actor=actor,
+            trajectory=trajectory,
             object_type="AuditEvent",
             object_id=entry.event_id,
             before={part: current},
@@ -761,10 +740,10 @@ def do_submit(trajectory: Trajectory, actor, expected_version: Any) -> None:
             raise InvalidData(f"not ready for review: {listed}{more}")
         _bump(trajectory, locked, status=Status.IN_REVIEW)
         ReviewComment.objects.filter(trajectory=locked, resolved=False).update(resolved=True)
-        _audit(
-            trajectory,
-            actor,
+        record_event(
             "trajectory.submitted",
+            actor=actor,
+            trajectory=trajectory,
             object_type="Trajectory",
             object_id=locked.pk,
             before={"status": locked.status},
@@ -781,10 +760,10 @@ def do_comment(trajectory: Trajectory, actor, step: Any, text: Any) -> ReviewCom
         comment = ReviewComment.objects.create(
             trajectory=trajectory, step_index=step, author=actor, text=text
         )
-        _audit(
-            trajectory,
-            actor,
+        record_event(
             "review.commented",
+            actor=actor,
+            trajectory=trajectory,
             object_type="ReviewComment",
             object_id=comment.pk,
             after={"step": step, "text": text},
@@ -830,10 +809,10 @@ def do_review(
         for c in comments:
             do_comment(locked, actor, c.get("step"), c["text"])
         _bump(trajectory, locked, status=new_status)
-        _audit(
-            trajectory,
-            actor,
+        record_event(
             f"review.{decision}",
+            actor=actor,
+            trajectory=trajectory,
             object_type="Trajectory",
             object_id=locked.pk,
             before={"status": locked.status},
@@ -884,10 +863,10 @@ def do_make_copy(original: Trajectory, actor) -> Trajectory:
                 "links": [{**link, "id": None} for link in labels["links"]],
             },
         )
-        _audit(
-            copy,
-            actor,
+        record_event(
             "trajectory.copied",
+            actor=actor,
+            trajectory=copy,
             object_type="Trajectory",
             object_id=copy.pk,
             after={"copy_of": original.pk},
@@ -909,10 +888,10 @@ def do_assign(trajectory: Trajectory, annotator, actor) -> Assignment:
             trajectory=trajectory, annotator=annotator, defaults={"assigned_by": actor}
         )
         if created:
-            _audit(
-                trajectory,
-                actor,
+            record_event(
                 "assignment.added",
+                actor=actor,
+                trajectory=trajectory,
                 object_type="Assignment",
                 object_id=assignment.pk,
                 after={"annotator": annotator.get_username()},
@@ -924,10 +903,10 @@ def do_unassign(trajectory: Trajectory, annotator, actor) -> None:
     with transaction.atomic():
         deleted, _ = Assignment.objects.filter(trajectory=trajectory, annotator=annotator).delete()
         if deleted:
-            _audit(
-                trajectory,
-                actor,
+            record_event(
                 "assignment.removed",
+                actor=actor,
+                trajectory=trajectory,
                 object_type="Assignment",
                 before={"annotator": annotator.get_username()},
             )

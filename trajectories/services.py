@@ -33,16 +33,19 @@ def record_event(
     project: Project | None = None,
     trajectory: Trajectory | None = None,
     obj: Any = None,
+    object_type: str = "",
+    object_id: Any = "",
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
+    """Append an audit event; the changed object is ``obj`` or named by type and id."""
     return AuditEvent.objects.create(
         kind=kind,
         actor=actor if actor is not None and actor.is_authenticated else None,
-        project=project or (trajectory.project if trajectory else None),
+        project_id=project.pk if project else (trajectory.project_id if trajectory else None),
         trajectory=trajectory,
-        object_type=type(obj).__name__ if obj is not None else "",
-        object_id=str(obj.pk) if obj is not None else "",
+        object_type=type(obj).__name__ if obj is not None else object_type,
+        object_id=str(obj.pk) if obj is not None else str(object_id),
         before=before,
         after=after,
     )
