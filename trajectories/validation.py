@@ -217,15 +217,29 @@ def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
     return value
 
 
+KIND_NAMES = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+}
+
+
+def check_kind(value: Any, kind: type, where: str) -> Any:
+    """A JSON value of one kind (``True`` is not an integer here)."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise fail(where, f"must be {KIND_NAMES[kind]}, got {type(value).__name__}")
+    return value
+
+
 def _fields_of(obj: Any, kinds: Mapping[str, type], where: str) -> None:
     """Optional fields of a JSON object, each of one kind when present."""
-    names = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
     for name, kind in kinds.items():
         value = obj.get(name)
         if value is None:
             continue
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise fail(field_at(where, name), f"must be {names[kind]}, got {type(value).__name__}")
+        check_kind(value, kind, field_at(where, name))
         if kind is int and value < 0:
             raise fail(field_at(where, name), f"must be at least 0, got {value}")
 

@@ -42,7 +42,7 @@ from ..models import (
 )
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIXmlError, parse_ui_xml
-from ..validation import InvalidData, fail, field_at
+from ..validation import InvalidData, check_kind, fail, field_at
 from .archive import read_file
 
 FORMAT = "waypoint"
@@ -411,18 +411,12 @@ class _Fields:
     def at(self, key: str) -> str:
         return field_at(self.where, key)
 
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    def get(self, key: str, kind: type, default: Any = ...) -> Any:
         if key not in self.obj or self.obj[key] is None:
             if default is ...:
                 raise InvalidData(f"{self.at(key)}: is required")
             return default
-        value = self.obj[key]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-            raise InvalidData(
-                f"{self.at(key)}: must be {_kind_name(names)}, got {type(value).__name__}"
-            )
-        return value
+        return check_kind(self.obj[key], kind, self.at(key))
 
     def time(self, key: str) -> datetime | None:
         value = self.get(key, str, None)
@@ -435,16 +429,6 @@ class _Fields:
         if parsed.tzinfo is None:
             raise InvalidData(f"{self.at(key)}: time {value!r} has no time zone")
         return parsed
-
-
-def _kind_name(names: str) -> str:
-    return {
-        "str": "a string",
-        "int": "an integer",
-        "bool": "true or false",
-        "dict": "an object",
-        "list": "a list",
-    }.get(names, names)
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
