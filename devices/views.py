@@ -19,7 +19,6 @@ from django.http import (
     FileResponse,
     HttpRequest,
     HttpResponse,
-    HttpResponseNotModified,
     JsonResponse,
 )
 from django.shortcuts import redirect, render
@@ -37,7 +36,7 @@ from trajectories.access import (
 from trajectories.blobs import read_blob
 from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
 from trajectories.validation import ACTION_FIELDS, InvalidData
-from trajectories.views import forbidden_on_access_denied
+from trajectories.views import forbidden_on_access_denied, immutable_response
 
 from .api import RECORDING_ROLES, device_reports, frame_response, task_to_record
 from .services import (
@@ -401,10 +400,8 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
 def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
     """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage."""
     blob = access_blob(request.user, sha256)
-    etag = f'"thumb-{blob.sha256}"'
-    if request.headers.get("If-None-Match") == etag:
-        response: HttpResponse = HttpResponseNotModified()
-    else:
+
+    def respond() -> HttpResponse:
         name = f"thumbs/{blob.sha256[:2]}/{blob.sha256}-{THUMB_WIDTH}.webp"
         if not default_storage.exists(name):
             with Image.open(io.BytesIO(read_blob(blob))) as image:
@@ -415,7 +412,6 @@ def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
                 image.save(out, "WEBP", quality=70, method=2)
             if not default_storage.exists(name):
                 default_storage.save(name, ContentFile(out.getvalue()))
-        response = FileResponse(default_storage.open(name, "rb"), content_type="image/webp")
-    response["Cache-Control"] = "private, max-age=31536000, immutable"
-    response["ETag"] = etag
-    return response
+        return FileResponse(default_storage.open(name, "rb"), content_type="image/webp")
+
+    return immutable_response(request, f"thumb-{blob.sha256}", respond)

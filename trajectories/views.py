@@ -223,12 +223,28 @@ def blob(request: HttpRequest, sha256: str) -> HttpResponse:
     return blob_response(request, access_blob(request.user, sha256))
 
 
-def blob_response(request: HttpRequest, found: Blob) -> HttpResponse:
-    """Serve a blob with the headers a content-addressed file deserves."""
-    etag = f'"{found.sha256}"'
+def immutable_response(
+    request: HttpRequest, etag: str, respond: Callable[[], HttpResponse]
+) -> HttpResponse:
+    """A response for content named by its hash: 304 when the browser has it, cached for long.
+
+    ``respond`` builds the full response; it is called only when the browser lacks the file.
+    """
+    etag = f'"{etag}"'
     if request.headers.get("If-None-Match") == etag:
         response: HttpResponse = HttpResponseNotModified()
     else:
+        response = respond()
+    # Content-addressed: the bytes behind a name never change.
+    response["Cache-Control"] = BLOB_CACHE
+    response["ETag"] = etag
+    return response
+
+
+def blob_response(request: HttpRequest, found: Blob) -> HttpResponse:
+    """Serve a blob with the headers a content-addressed file deserves."""
+
+    def respond() -> HttpResponse:
         try:
             handle = default_storage.open(found.storage_name, "rb")
         except FileNotFoundError:
@@ -240,10 +256,9 @@ def blob_response(request: HttpRequest, found: Blob) -> HttpResponse:
         response["Content-Security-Policy"] = (
             "default-src 'none'; style-src 'unsafe-inline'; sandbox"
         )
-    # Content-addressed: the bytes behind a name never change.
-    response["Cache-Control"] = BLOB_CACHE
-    response["ETag"] = etag
-    return response
+        return response
+
+    return immutable_response(request, found.sha256, respond)
 
 
 # ---------------------------------------------------------------------------- import / export
