@@ -77,11 +77,6 @@ def _blob_file(sha256: str, content_type: str) -> str:
     return f"{folder}/{sha256}.{extension}"
 
 
-def blob_file(blob: Blob) -> str:
-    """Where a blob is written inside an export folder."""
-    return _blob_file(blob.sha256, blob.content_type)
-
-
 def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every label of a chunk of trajectories in one query per kind, as plain rows.
 
