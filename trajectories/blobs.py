@@ -110,10 +110,6 @@ def put_blobs(items: Iterable[tuple[bytes, str]]) -> dict[str, Blob]:
     return blobs
 
 
-def put_blob(data: bytes, content_type: str) -> Blob:
-    return put_blobs([(data, content_type)])[sha256_hex(data)]
-
-
 def read_blob(blob: Blob) -> bytes:
     with default_storage.open(blob.storage_name, "rb") as handle:
         return handle.read()

@@ -97,13 +97,6 @@ def check_action(action: Any, where: str = "action") -> tuple[str, dict[str, Any
     return action_type, fields
 
 
-def swipe_direction(fields: Mapping[str, int]) -> str:
-    dx, dy = fields["x2"] - fields["x"], fields["y2"] - fields["y"]
-    if abs(dx) >= abs(dy):
-        return "right" if dx >= 0 else "left"
-    return "down" if dy >= 0 else "up"
-
-
 def check_point_on_screen(
     fields: Mapping[str, Any], width: int, height: int, where: str = "action"
 ) -> None:
