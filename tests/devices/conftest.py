@@ -49,9 +49,16 @@ class AdbServer:
     def connect(self, serial: str, wait: float = 10) -> adbutils.AdbDevice:
         self.run("connect", serial)
         deadline = time.monotonic() + wait
+        next_connect = time.monotonic() + 1
         while time.monotonic() < deadline:
-            if self.state(serial) == "device":
+            state = self.state(serial)
+            if state == "device":
                 return self.client.device(serial)
+            if state is None and time.monotonic() > next_connect:
+                # The server may still be tearing down the device's previous transport
+                # (a restart on the same port): ask again, as a person would.
+                self.run("connect", serial)
+                next_connect = time.monotonic() + 1
             time.sleep(0.1)
         raise AssertionError(f"{serial} never became a device: {self.run('devices').stdout!r}")
 
