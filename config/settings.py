@@ -5,12 +5,13 @@ production swaps each by environment variables (see the README).
 """
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from config.chromium import find_chromium
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -243,11 +244,13 @@ WAYPOINT_VIRTUAL_DEVICE_PORT = envint("WAYPOINT_VIRTUAL_DEVICE_PORT", 6520)
 WAYPOINT_VIRTUAL_APPS = envlist("WAYPOINT_VIRTUAL_APPS")  # empty: every demo app
 WAYPOINT_VIRTUAL_SEED = envint("WAYPOINT_VIRTUAL_SEED", 0)
 WAYPOINT_VIRTUAL_SIZE = os.getenv("WAYPOINT_VIRTUAL_SIZE", "1080x2400")
-# Chromium for the virtual device's screens and browser tests: the system's when found,
-# otherwise Playwright's own (where the internet allowed installing it).
-CHROMIUM_PATH = os.getenv("CHROMIUM_PATH") or (
-    shutil.which("chromium") or shutil.which("chromium-browser") or ""
+# Where `manage.py virtual_device` says whether it came up (read by `make run` and /devices/).
+WAYPOINT_VIRTUAL_DEVICE_STATUS = Path(
+    os.getenv("WAYPOINT_VIRTUAL_DEVICE_STATUS", str(VAR_DIR / "virtual_device.json"))
 )
+# Chromium for the virtual device's screens and browser tests: CHROMIUM_PATH, else the
+# system's, else Playwright's own (`make run` and `make test` provision one: config/provision.py).
+CHROMIUM_PATH = find_chromium()[0]
 
 if TESTING:
     # Hashing passwords slowly protects nothing in a test database.

@@ -139,11 +139,26 @@ def wait_for_job(job_id: int, timeout: float = 120):
 SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages in
 
 
+IN_CI = os.getenv("CI", "").lower() in {"1", "true", "yes"}
+
+
+def missing_tool(reason: str) -> None:
+    """Skip a test whose tool this machine lacks; in CI that is a failure, never a quiet skip."""
+    if IN_CI:
+        pytest.fail(f"{reason}; CI must provide it (make test provisions it)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_chromium() -> str:
+    if not settings.CHROMIUM_PATH:
+        missing_tool("no Chromium (make test installs one, or set CHROMIUM_PATH)")
+    return settings.CHROMIUM_PATH
+
+
 @pytest.fixture
 def browser(monkeypatch):
     """Chromium driven by Playwright, for end-to-end tests against ``live_server``."""
-    if not settings.CHROMIUM_PATH:
-        pytest.skip("no Chromium (install Debian's chromium or set CHROMIUM_PATH)")
+    require_chromium()
     # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
