@@ -176,11 +176,31 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A message a lost worker never acknowledged comes back after this many seconds. Jobs may
+    # run longer: a redelivered message cannot take a job whose heartbeat is fresh.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 600)
+    }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER")
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Jobs (trajectories/jobs.py): heartbeat, when a silent job counts as orphaned, how often it is
+# run again before it fails, and the one local folder per job that the reaper cleans.
+WAYPOINT_JOB_HEARTBEAT_S = envint("WAYPOINT_JOB_HEARTBEAT_S", 10)
+WAYPOINT_JOB_STALE_S = envint("WAYPOINT_JOB_STALE_S", 60)
+WAYPOINT_JOB_MAX_ATTEMPTS = envint("WAYPOINT_JOB_MAX_ATTEMPTS", 3)
+WAYPOINT_JOB_REAP_S = envint("WAYPOINT_JOB_REAP_S", 30)  # the worker's reaper runs this often
+WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
+# Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
+# leaves there is removed by the reaper after WAYPOINT_UPLOAD_TMP_MAX_AGE_S.
+FILE_UPLOAD_TEMP_DIR = os.getenv("FILE_UPLOAD_TEMP_DIR", str(VAR_DIR / "uploads-tmp"))
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+WAYPOINT_UPLOAD_TMP_MAX_AGE_S = envint("WAYPOINT_UPLOAD_TMP_MAX_AGE_S", 6 * 3600)
 
 # ADB: the adb servers whose devices Waypoint sees, as host:port.
 ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")

@@ -48,10 +48,14 @@ def import_trajectories(
     fmt: str = "waypoint",
     actor=None,
     progress: Callable[[int, int], None] | None = None,
+    workdir: Path | None = None,
 ) -> dict[str, int]:
-    """Import a folder, .zip or .tar; return counts of created and already present."""
+    """Import a folder, .zip or .tar; return counts of created and already present.
+
+    An archive is unpacked under ``workdir`` (a job's own folder), else the system's temp folder.
+    """
     reader, counter = _format(fmt, IMPORTERS, "import")
-    with open_source(Path(source)) as folder:
+    with open_source(Path(source), workdir) as folder:
         total = counter(folder)
         # First pass: check everything, so bad input changes nothing.
         checked = 0
