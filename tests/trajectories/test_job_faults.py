@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,7 +21,7 @@ from trajectories.models import AuditEvent, Job, JobKind, JobStatus
 from trajectories.services import do_import_trajectory
 from trajectories.tasks import run_job_task
 
-from ..conftest import start_worker, stop_worker, wait_for_job
+from ..conftest import REPO, start_worker, stop_worker, wait_for_job
 from .builders import make_record
 
 STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker.py"))]
@@ -231,3 +234,75 @@ def test_an_import_unpacks_in_its_own_folder_and_leaves_nothing_behind(project, 
     assert job.status == JobStatus.FAILED  # an empty archive
     assert seen and all(job_tmp_dir(job.pk) in folder.parents for folder in seen)
     assert not job_tmp_dir(job.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_cut_off_by_a_killed_web_server_leaves_nothing_after_the_reaper(
+    project, alice, settings, worker_database_url, tmp_path
+):
+    from rest_framework.authtoken.models import Token
+
+    from ..devices.conftest import free_port
+
+    token = Token.objects.create(user=alice)
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    port = free_port()
+    env = dict(
+        os.environ,
+        DEBUG="1",
+        DATABASE_URL=worker_database_url,
+        FILE_UPLOAD_TEMP_DIR=str(uploads),
+        WAYPOINT_VAR_DIR=str(settings.VAR_DIR),
+    )
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(lambda: _answers(port), what="the web server")
+        boundary = "waypointboundary"
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="format"\r\n\r\nwaypoint\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="big.zip"\r\nContent-Type: application/zip\r\n\r\n'
+        ).encode()
+        with socket.create_connection(("127.0.0.1", port)) as upload:
+            upload.sendall(
+                (
+                    f"POST /api/v1/projects/{project.pk}/imports/ HTTP/1.1\r\n"
+                    f"Host: 127.0.0.1:{port}\r\nAuthorization: Token {token.key}\r\n"
+                    f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+                    f"Content-Length: {len(head) + 64 * 1024**2}\r\n\r\n"
+                ).encode()
+                + head
+            )
+            chunk = b"\0" * 1024**2
+            for _ in range(12):  # 12 of the promised 64 MiB, then the server dies
+                upload.sendall(chunk)
+            wait_until(lambda: any(uploads.iterdir()), what="the upload to stream to disk")
+            server.kill()
+            server.wait(timeout=20)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    leftovers = list(uploads.iterdir())
+    assert leftovers, "a cut-off upload leaves its partial file"
+    settings.FILE_UPLOAD_TEMP_DIR = str(uploads)
+    settings.WAYPOINT_UPLOAD_TMP_MAX_AGE_S = 3600
+    assert reap_stale_jobs()["folders"] == 0  # a recent upload may still be in progress
+    settings.WAYPOINT_UPLOAD_TMP_MAX_AGE_S = 0
+    time.sleep(0.01)
+    assert reap_stale_jobs()["folders"] == len(leftovers)
+    assert not any(uploads.iterdir())
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
