@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -24,6 +26,8 @@ from .models import (
 )
 from .records import TaskRecord, TrajectoryRecord
 from .validation import InvalidData, check_choice, check_trajectory_record, fail
+
+COPIED_FROM = "copied_from"  # metadata key: {"id": original uid, "project": its project's name}
 
 
 def record_event(
@@ -102,6 +106,47 @@ def get_or_create_task(project: Project, record: TaskRecord) -> Task:
     return task
 
 
+def check_uid_free(project: Project, uid: str, where: str = "") -> Trajectory | None:
+    """The project's trajectory with this uid, None if the uid is free; taken elsewhere: refused.
+
+    The message does not name the other project: the importer may not be one of its members.
+    """
+    existing = Trajectory.objects.filter(uid=uid).first()
+    if existing is not None and existing.project_id != project.pk:
+        raise fail(
+            where,
+            f"trajectory {uid} already exists in another project; "
+            "use 'import as copies' to import it with a new id",
+        )
+    return existing
+
+
+COPY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "waypoint:import-as-copy")
+
+
+def copy_uid(project: Project, uid: str) -> str:
+    """The uid of the copy of trajectory ``uid`` in ``project``: the same on every import."""
+    return str(uuid.uuid5(COPY_NAMESPACE, f"{project.pk}/{uid}"))
+
+
+def as_copy(
+    record: TrajectoryRecord, project: Project, origin_project: str = ""
+) -> TrajectoryRecord:
+    """The record with a new uid for ``project``; labels and screens kept, the origin recorded.
+
+    The new uid is derived from the project and the original uid, so importing the same
+    archive as copies again finds the copies already there instead of making more.
+    """
+    origin = {"id": record.uid}
+    if origin_project:
+        origin["project"] = origin_project
+    return replace(
+        record,
+        uid=copy_uid(project, record.uid),
+        metadata={**record.metadata, COPIED_FROM: origin},
+    )
+
+
 def do_import_trajectory(
     project: Project, record: TrajectoryRecord, actor=None, where: str = ""
 ) -> tuple[Trajectory, bool]:
@@ -110,14 +155,8 @@ def do_import_trajectory(
     Returns the trajectory and whether it was created by this call.
     """
     check_trajectory_record(record, where)
-    existing = Trajectory.objects.filter(uid=record.uid).select_related("project").first()
+    existing = check_uid_free(project, record.uid, where)
     if existing is not None:
-        if existing.project_id != project.pk:
-            raise fail(
-                where,
-                f"trajectory {record.uid} already exists in another project "
-                f"({existing.project.name})",
-            )
         return existing, False
 
     # Blob files first (outside the transaction: a stray file is harmless, a row
