@@ -388,7 +388,9 @@ class ImportView(WaypointAPIView):
         if "file" not in request.FILES:
             raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(ImportRequestSerializer(data=request.data))
-        job = do_start_import(project, data["file"], data["format"], request.user)
+        job = do_start_import(
+            project, data["file"], data["format"], request.user, as_copies=data["as_copies"]
+        )
         return job_response(job, request, status.HTTP_202_ACCEPTED)
 
 

@@ -354,7 +354,15 @@ class JobSerializer(serializers.ModelSerializer):
 
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
-    format = serializers.CharField(default="waypoint", help_text="An import format, e.g. waypoint.")
+    format = serializers.CharField(
+        default="auto",
+        help_text="An import format (waypoint, droidbot), or auto to tell it from the archive.",
+    )
+    as_copies = serializers.BooleanField(
+        default=False,
+        help_text="Give every trajectory a new id and record its origin in "
+        "metadata.copied_from (to import an export of another project on this instance).",
+    )
 
 
 class ExportRequestSerializer(serializers.Serializer):

@@ -36,6 +36,7 @@ from .access import (
     access_trajectory,
 )
 from .formats import EXPORTERS, IMPORTERS
+from .formats.detect import AUTO
 from .jobs import do_start_export, do_start_import
 from .models import (
     Anchor,
@@ -264,13 +265,24 @@ def blob_response(request: HttpRequest, found: Blob) -> HttpResponse:
 # ---------------------------------------------------------------------------- import / export
 
 
+IMPORT_FORMAT_NAMES = {"waypoint": "Waypoint export", "droidbot": "DroidBot output"}
+
+
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="A .zip or .tar archive.")
-    format = forms.ChoiceField()
+    format = forms.ChoiceField(initial=AUTO)
+    as_copies = forms.BooleanField(
+        required=False,
+        label="Import as copies",
+        help_text="New ids for every trajectory, their origin recorded: for an export of "
+        "another project on this instance, whose ids are taken.",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [(name, name) for name in sorted(IMPORTERS)]
+        self.fields["format"].choices = [(AUTO, "Detect from the archive")] + [
+            (name, IMPORT_FORMAT_NAMES.get(name, name)) for name in sorted(IMPORTERS)
+        ]
 
 
 class ExportForm(forms.Form):
@@ -297,7 +309,13 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            job = do_start_import(project, upload, form.cleaned_data["format"], request.user)
+            job = do_start_import(
+                project,
+                upload,
+                form.cleaned_data["format"],
+                request.user,
+                as_copies=form.cleaned_data["as_copies"],
+            )
         except InvalidData as exc:
             form.add_error(None, str(exc))
         else:
