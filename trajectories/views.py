@@ -270,7 +270,7 @@ IMPORT_FORMAT_NAMES = {"waypoint": "Waypoint export", "droidbot": "DroidBot outp
 
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="A .zip or .tar archive.")
-    format = forms.ChoiceField(initial=AUTO)
+    format = forms.ChoiceField(initial=AUTO, required=False)
     as_copies = forms.BooleanField(
         required=False,
         label="Import as copies",
@@ -283,6 +283,9 @@ class ImportForm(forms.Form):
         self.fields["format"].choices = [(AUTO, "Detect from the archive")] + [
             (name, IMPORT_FORMAT_NAMES.get(name, name)) for name in sorted(IMPORTERS)
         ]
+
+    def clean_format(self) -> str:
+        return self.cleaned_data["format"] or AUTO
 
 
 class ExportForm(forms.Form):

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from trajectories.formats import export_trajectories, import_trajectories
-from trajectories.models import AnchorLink, MemoryTarget, Screen, Step, Subgoal, Trajectory
+from trajectories.jobs import run_job
+from trajectories.models import AnchorLink, Job, MemoryTarget, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 
 from .builders import make_record
@@ -116,3 +121,58 @@ def test_copies_are_listed_as_trajectories_of_their_new_project(project_b, expor
     copy = project_b.trajectories.get(step_count=5)
     assert (copy.source, copy.status, copy.outcome) == ("recorded", "annotating", "success")
     assert copy.metadata["note"] == "ünïcode ✓"
+
+
+def zip_of(folder: Path) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in files_of(folder).items():
+            archive.writestr(f"export/{name}", data)
+    return out.getvalue()
+
+
+def test_the_import_page_imports_as_copies(client, project_b, exported_a, alice):
+    client.force_login(alice)
+    page = client.get(reverse("project-import", args=[project_b.pk]))
+    assert b'name="as_copies"' in page.content
+    response = client.post(
+        reverse("project-import", args=[project_b.pk]),
+        {"file": SimpleUploadedFile("a.zip", zip_of(exported_a)), "as_copies": "on"},
+    )
+    job = Job.objects.get()
+    assert response["Location"] == reverse("job-detail", args=[job.pk])
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.counts) == ("succeeded", {"created": 2, "existing": 0, "steps": 8})
+    assert sizes(project_b)["steps"] == 8
+
+
+def test_the_import_page_says_to_import_as_copies(client, project_b, exported_a, alice):
+    client.force_login(alice)
+    client.post(
+        reverse("project-import", args=[project_b.pk]),
+        {"file": SimpleUploadedFile("a.zip", zip_of(exported_a))},
+    )
+    job = Job.objects.get()
+    run_job(job.pk)
+    job.refresh_from_db()
+    first = records(exported_a)[0]["id"]
+    assert (job.status, job.message) == (
+        "failed",
+        f"trajectories.jsonl line 1: trajectory {first} already exists in another project; "
+        "use 'import as copies' to import it with a new id",
+    )
+    assert sizes(project_b)["trajectories"] == 0
+
+
+def test_the_api_imports_as_copies(project_b, exported_a, alice):
+    api = APIClient()
+    api.force_authenticate(alice)
+    response = api.post(
+        f"/api/v1/projects/{project_b.pk}/imports/",
+        {"file": SimpleUploadedFile("a.zip", zip_of(exported_a)), "as_copies": "true"},
+        format="multipart",
+    )
+    assert response.status_code == 202
+    run_job(response.json()["id"])
+    assert sizes(project_b)["trajectories"] == 2
