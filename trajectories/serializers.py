@@ -20,6 +20,7 @@ from .models import (
     Blob,
     Job,
     JobStatus,
+    Membership,
     MemoryTarget,
     Project,
     Role,
@@ -85,6 +86,26 @@ class ProjectSerializer(serializers.ModelSerializer):
 class ProjectCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    """A member of a project and their role."""
+
+    user = serializers.IntegerField(source="user_id", read_only=True, help_text="The user's id.")
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["user", "username", "role"]
+
+
+class MemberCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150, help_text="The user to add, by name.")
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
 
 
 class TaskSerializer(serializers.ModelSerializer):

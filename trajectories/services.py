@@ -66,27 +66,85 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
     return project
 
 
+MEMBERSHIP_SET = "membership.set"
+MEMBERSHIP_REMOVED = "membership.removed"
+
+
+def _check_keeps_an_admin(project: Project, membership: Membership, change: str) -> None:
+    """A project always keeps an admin: the last one cannot be demoted or removed.
+
+    The project's admin rows are locked, so two admins demoting each other at once cannot
+    both succeed.
+    """
+    if membership.role != Role.ADMIN:
+        return
+    admins = list(
+        Membership.objects.select_for_update()
+        .filter(project=project, role=Role.ADMIN)
+        .values_list("pk", flat=True)
+    )
+    if admins == [membership.pk]:
+        raise InvalidData(
+            f"{membership.user.get_username()} is the project's last admin and cannot be "
+            f"{change}: make another member admin first"
+        )
+
+
 @transaction.atomic
 def do_set_membership(project: Project, user, role: str, actor) -> Membership:
+    """Add ``user`` to the project with ``role``, or change their role."""
     check_choice(role, Role.values, "role")
     membership, created = Membership.objects.get_or_create(
         project=project, user=user, defaults={"role": role}
     )
-    before = None if created else {"role": membership.role}
+    before = None if created else {"user": user.get_username(), "role": membership.role}
     if not created:
         if membership.role == role:
             return membership
+        if role != Role.ADMIN:
+            _check_keeps_an_admin(project, membership, f"made {role}")
         membership.role = role
         membership.save(update_fields=["role"])
     record_event(
-        "membership.set",
+        MEMBERSHIP_SET,
         actor=actor,
         project=project,
         obj=membership,
         before=before,
-        after={"user": user.username, "role": role},
+        after={"user": user.get_username(), "role": role},
     )
     return membership
+
+
+@transaction.atomic
+def do_add_membership(project: Project, user, role: str, actor) -> Membership:
+    """Add a new member; someone already in the project keeps their role (change it instead)."""
+    check_choice(role, Role.values, "role")
+    existing = Membership.objects.filter(project=project, user=user).first()
+    if existing is not None:
+        raise InvalidData(
+            f"username: {user.get_username()} is already a member of this project "
+            f"(as {existing.role}); change their role instead"
+        )
+    return do_set_membership(project, user, role, actor)
+
+
+@transaction.atomic
+def do_remove_membership(project: Project, user, actor) -> None:
+    """Take ``user`` out of the project; the last admin stays."""
+    membership = Membership.objects.select_related("user").get(project=project, user=user)
+    _check_keeps_an_admin(project, membership, "removed")
+    before = {"user": user.get_username(), "role": membership.role}
+    membership_id = membership.pk
+    membership.delete()
+    record_event(
+        MEMBERSHIP_REMOVED,
+        actor=actor,
+        project=project,
+        object_type="Membership",
+        object_id=membership_id,
+        before=before,
+    )
 
 
 def get_or_create_task(project: Project, record: TaskRecord) -> Task:
