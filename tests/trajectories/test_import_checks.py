@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,101 @@ def test_it_refuses_the_same_id_twice_in_one_file_naming_both_lines(project, tmp
         "already at trajectories.jsonl line 1"
     )
     assert sizes() == {"trajectories": 0, "screens": 0, "steps": 0, "subgoals": 0, "anchors": 0}
+
+
+# ---------------------------------------------------------------- hostile JSON and archives
+
+
+@pytest.fixture
+def fresh(project, tmp_path) -> Path:
+    do_import_trajectory(project, make_record(steps=2, seed=6))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    return out
+
+
+def refused(project, source) -> str:
+    before = sizes()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, source)
+    assert sizes() == before
+    return str(caught.value)
+
+
+def test_it_refuses_json_nested_too_deeply(project, fresh):
+    rewrite(fresh, lambda lines: lines.__setitem__(0, "[" * 100_000))
+    assert refused(project, fresh) == "trajectories.jsonl line 1: invalid JSON: nested too deeply"
+
+
+def test_it_refuses_a_manifest_nested_too_deeply(project, fresh):
+    (fresh / "manifest.json").write_text("[" * 100_000)
+    assert refused(project, fresh) == "manifest.json: invalid JSON: nested too deeply"
+
+
+def test_it_refuses_an_integer_of_5000_digits(project, fresh):
+    def widen(lines):
+        lines[0] = json.dumps(lines[0]).replace('"width": 120', '"width": 1' + "0" * 5000, 1)
+
+    rewrite(fresh, widen)
+    assert refused(project, fresh) == (
+        "trajectories.jsonl line 1: invalid JSON: a number has more than 4300 digits"
+    )
+
+
+def test_the_job_names_the_json_error_instead_of_an_internal_error(project, fresh, alice):
+    from django.core.files.base import ContentFile
+
+    from trajectories.jobs import do_start_import, run_job
+    from trajectories.models import Job
+
+    rewrite(fresh, lambda lines: lines.__setitem__(0, "[" * 100_000))
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in sorted(fresh.rglob("*")):
+            archive.write(path, f"export/{path.relative_to(fresh)}")
+    job = do_start_import(project, ContentFile(data.getvalue(), name="deep.zip"), "waypoint", alice)
+    run_job(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    assert (job.status, job.message) == (
+        "failed",
+        "trajectories.jsonl line 1: invalid JSON: nested too deeply",
+    )
+
+
+def test_it_refuses_droidbot_json_nested_too_deeply(project, tmp_path):
+    from .test_droidbot import copy_run
+
+    run = copy_run(tmp_path)
+    state = sorted((run / "states").glob("state_*.json"))[0]
+    state.write_text("[" * 100_000)
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, run, "droidbot")
+    assert str(caught.value) == f"states/{state.name}: invalid JSON: nested too deeply"
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        ["export/screens", "export/screens/a.png"],
+        ["export/screens/a.png", "export/screens"],
+        ["export/screens/", "export/screens"],
+    ],
+)
+def test_it_refuses_a_zip_with_a_file_and_a_folder_of_the_same_name(project, tmp_path, members):
+    archive = tmp_path / "clash.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("export/manifest.json", "{}")
+        for name in members:
+            out.writestr(name, "" if name.endswith("/") else "x")
+    assert refused(project, archive) == "clash.zip: 'export/screens' is both a file and a folder"
+
+
+def test_it_refuses_a_tar_with_a_file_and_a_folder_of_the_same_name(project, tmp_path):
+    archive = tmp_path / "clash.tar"
+    with tarfile.open(archive, "w") as out:
+        for name in ("export/xml", "export/xml/a.xml"):
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            out.addfile(info, io.BytesIO(b"x"))
+    assert refused(project, archive) == "clash.tar: 'export/xml' is both a file and a folder"

@@ -18,6 +18,7 @@ from django.conf import settings
 
 from ..validation import InvalidData
 from . import droidbot, waypoint
+from .archive import loads
 
 AUTO = "auto"  # the format name that asks for detection
 LOOKED_FOR = (
@@ -33,7 +34,7 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     """
     if waypoint.MANIFEST in names:
         try:
-            manifest = json.loads(read(waypoint.MANIFEST))
+            manifest = loads(read(waypoint.MANIFEST), f"{where}: {waypoint.MANIFEST}")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidData(f"{where}: {waypoint.MANIFEST}: invalid JSON ({exc})") from None
         found = manifest.get("format") if isinstance(manifest, dict) else None

@@ -43,7 +43,7 @@ from ..models import (
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIXmlError, parse_ui_xml
 from ..validation import InvalidData, check_kind, fail, field_at
-from .archive import read_file
+from .archive import loads, read_file
 
 FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
@@ -445,7 +445,7 @@ class _Fields:
 def read_manifest(folder: Path) -> dict[str, Any]:
     raw = read_file(folder, MANIFEST, MANIFEST)
     try:
-        manifest = json.loads(raw)
+        manifest = loads(raw, MANIFEST)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidData(f"{MANIFEST}: invalid JSON ({exc})") from None
     fields = _Fields(manifest, MANIFEST)
@@ -633,7 +633,7 @@ def read_waypoint(
                 continue
             where = f"{DATA_FILE} line {number}:"
             try:
-                obj = json.loads(raw.rstrip())
+                obj = loads(raw.rstrip(), where)
             except json.JSONDecodeError as exc:
                 raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
             except UnicodeDecodeError as exc:
