@@ -200,3 +200,15 @@ def test_it_refuses_a_tar_with_a_file_and_a_folder_of_the_same_name(project, tmp
             info.size = 1
             out.addfile(info, io.BytesIO(b"x"))
     assert refused(project, archive) == "clash.tar: 'export/xml' is both a file and a folder"
+
+
+def test_it_refuses_a_number_too_large_for_the_database_before_writing(project, tmp_path):
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    do_import_trajectory(project, make_record(steps=3, seed=5))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    rewrite(out, lambda lines: lines[1]["device"].update(density=10**30))
+    assert refused(project, out) == (
+        f"trajectories.jsonl line 2: device.density: must be at most 2147483647, got {10**30}"
+    )
