@@ -19,13 +19,14 @@ from .models import (
     Project,
     Role,
     Screen,
+    Status,
     Step,
     Subgoal,
     Task,
     Trajectory,
 )
 from .records import TaskRecord, TrajectoryRecord
-from .validation import InvalidData, check_choice, check_trajectory_record, fail
+from .validation import InvalidData, check_choice, check_trajectory_record, fail, field_at
 
 COPIED_FROM = "copied_from"  # metadata key: {"id": original uid, "project": its project's name}
 
@@ -177,6 +178,38 @@ def check_uid_free(project: Project, uid: str, where: str = "") -> Trajectory | 
             "use 'import as copies' to import it with a new id",
         )
     return existing
+
+
+REVIEWED = (Status.APPROVED, Status.REJECTED)
+
+
+def check_import_authority(record: TrajectoryRecord, actor, role: str | None, where: str) -> None:
+    """Refuse imported status and authorship the importer could not give themselves.
+
+    An annotator cannot approve their own work or edit someone else's recording, so they
+    may not import an approved trajectory or one credited to another user of this instance.
+    ``actor`` None is the command line run without ``--user``: the operator is trusted.
+    """
+    if actor is None:
+        return
+    yours = f"you are {'an ' + role if role else 'not a member'}"
+    if record.status in REVIEWED and role not in (Role.REVIEWER, Role.ADMIN):
+        raise fail(
+            field_at(where, "status"),
+            "only reviewers and admins of the project may import a trajectory with status "
+            f"{record.status!r} ({yours})",
+        )
+    if (
+        record.recorded_by
+        and role != Role.ADMIN
+        and record.recorded_by != actor.get_username()
+        and get_user_model().objects.filter(username=record.recorded_by).exists()
+    ):
+        raise fail(
+            field_at(where, "recorded_by"),
+            f"{record.recorded_by!r} is another user of this instance; only admins of the "
+            f"project may import a trajectory recorded by someone else ({yours})",
+        )
 
 
 COPY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "waypoint:import-as-copy")

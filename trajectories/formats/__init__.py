@@ -13,9 +13,16 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from ..access import role_in
 from ..models import Project, Trajectory
 from ..records import TrajectoryRecord
-from ..services import as_copy, check_uid_free, copy_uid, do_import_trajectory
+from ..services import (
+    as_copy,
+    check_import_authority,
+    check_uid_free,
+    copy_uid,
+    do_import_trajectory,
+)
 from ..validation import InvalidData, check_trajectory_record, fail
 from . import droidbot, waypoint
 from .archive import open_source
@@ -67,8 +74,10 @@ def import_trajectories(
         # First pass: check everything, ids included, so bad input changes nothing.
         verified: dict[str, Any] = {}
         seen: dict[str, str] = {}
+        role = role_in(project, actor) if actor is not None else None
         for checked, (where, record) in enumerate(reader(folder, verified), start=1):
             check_trajectory_record(record, where)
+            check_import_authority(record, actor, role, where)
             if record.uid in seen:
                 raise fail(
                     where, f"trajectory {record.uid} appears twice: already at {seen[record.uid]}"
