@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from trajectories.formats import export_trajectories, import_trajectories
+from trajectories.formats import ImportStopped, export_trajectories, import_trajectories
 from trajectories.models import Anchor, Blob, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 from trajectories.validation import InvalidData
@@ -212,3 +212,27 @@ def test_it_refuses_a_number_too_large_for_the_database_before_writing(project, 
     assert refused(project, out) == (
         f"trajectories.jsonl line 2: device.density: must be at most 2147483647, got {10**30}"
     )
+
+
+def test_an_id_taken_while_the_import_runs_is_reported_honestly(project, secret, tmp_path):
+    """Another project takes line 2's id between the checks and the writes."""
+    records = {r.uid: r for r in (make_record(steps=2, seed=11), make_record(steps=3, seed=12))}
+    for record in records.values():
+        do_import_trajectory(project, record)
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    second = records[json.loads((out / "trajectories.jsonl").read_text().splitlines()[1])["id"]]
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == total // 2:  # the last check has passed; nothing is written yet
+            do_import_trajectory(secret, second)
+
+    with pytest.raises(ImportStopped) as caught:
+        import_trajectories(project, out, progress=meanwhile)
+    assert str(caught.value) == (
+        f"import stopped: trajectories.jsonl line 2: trajectory {second.uid} already exists in "
+        "another project; use 'import as copies' to import it with a new id; 1 trajectory was "
+        "imported before it (importing the same archive again resumes)"
+    )
+    assert project.trajectories.count() == 1

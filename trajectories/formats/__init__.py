@@ -50,6 +50,10 @@ def _format(name: str, catalogue: dict[str, Any], what: str) -> Any:
         raise InvalidData(f"unknown {what} format {name!r} (known: {known})") from None
 
 
+class ImportStopped(InvalidData):
+    """An import that had written some trajectories when a write was refused."""
+
+
 def import_trajectories(
     project: Project,
     source: Path,
@@ -92,7 +96,18 @@ def import_trajectories(
         for where, record in reader(folder, verified):
             if as_copies:
                 record = as_copy(record, project, origin)
-            _, created = do_import_trajectory(project, record, actor=actor, where=where)
+            try:
+                _, created = do_import_trajectory(project, record, actor=actor, where=where)
+            except InvalidData as exc:
+                if not counts["created"]:
+                    raise
+                # Only a concurrent write can get here (every check passed above): say so.
+                n = counts["created"]
+                written = f"{n} trajectory was" if n == 1 else f"{n} trajectories were"
+                raise ImportStopped(
+                    f"import stopped: {exc}; {written} imported before it "
+                    "(importing the same archive again resumes)"
+                ) from None
             counts["created" if created else "existing"] += 1
             counts["steps"] += len(record.steps) if created else 0
             if progress:

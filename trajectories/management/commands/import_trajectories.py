@@ -3,7 +3,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from trajectories.formats import IMPORTERS, import_trajectories
+from trajectories.formats import IMPORTERS, ImportStopped, import_trajectories
 from trajectories.formats.detect import AUTO
 from trajectories.models import Project
 from trajectories.validation import InvalidData
@@ -53,6 +53,8 @@ class Command(BaseCommand):
                 progress=progress,
                 as_copies=options["as_copies"],
             )
+        except ImportStopped as exc:
+            raise CommandError(str(exc)) from None
         except InvalidData as exc:
             raise CommandError(f"import failed, nothing was imported: {exc}") from None
         self.stdout.write(
