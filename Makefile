@@ -15,7 +15,7 @@ export DEBUG ?= 1
 export WAYPOINT_DEMO_PASSWORD ?= waypoint-demo
 export WAYPOINT_VIRTUAL_DEVICE ?= 1
 
-.PHONY: help install run test lint format bench
+.PHONY: help install provision run test lint format bench
 
 help:
 	@echo "make run    run Waypoint at http://$(HOST):$(PORT) (SQLite, local files, a file broker)"
@@ -33,8 +33,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput
+# Chromium and CJK/emoji fonts (and for the tests Debian's adb): found, or installed where this
+# machine allows; otherwise one paragraph says what to run (config/provision.py).
+provision: $(STAMP)
+	$(BIN)/python -m config.provision
+
+run: provision
+	@$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	mkdir -p var
 	pids=()
@@ -47,6 +52,8 @@ run: $(STAMP)
 		$(BIN)/python manage.py virtual_device --connect >var/virtual_device.log 2>&1 &
 		pids+=($$!)
 		echo "Virtual device starting (log: var/virtual_device.log)"
+		$(BIN)/python manage.py virtual_device_status --wait 120 --pid $$! \
+			|| echo "The devices page says the same; the log is var/virtual_device.log."
 	fi
 	echo
 	echo "Waypoint: http://$(HOST):$(PORT)/   login: demo / $$WAYPOINT_DEMO_PASSWORD"
@@ -54,6 +61,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: $(STAMP)
+	$(BIN)/python -m config.provision --tests
 	DEBUG=1 $(BIN)/pytest
 	$(BIN)/ruff check .
 

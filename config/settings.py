@@ -5,12 +5,13 @@ production swaps each by environment variables (see the README).
 """
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from config.chromium import find_chromium
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -175,11 +176,31 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A message a lost worker never acknowledged comes back after this many seconds. Jobs may
+    # run longer: a redelivered message cannot take a job whose heartbeat is fresh.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 600)
+    }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER")
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Jobs (trajectories/jobs.py): heartbeat, when a silent job counts as orphaned, how often it is
+# run again before it fails, and the one local folder per job that the reaper cleans.
+WAYPOINT_JOB_HEARTBEAT_S = envint("WAYPOINT_JOB_HEARTBEAT_S", 10)
+WAYPOINT_JOB_STALE_S = envint("WAYPOINT_JOB_STALE_S", 60)
+WAYPOINT_JOB_MAX_ATTEMPTS = envint("WAYPOINT_JOB_MAX_ATTEMPTS", 3)
+WAYPOINT_JOB_REAP_S = envint("WAYPOINT_JOB_REAP_S", 30)  # the worker's reaper runs this often
+WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
+# Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
+# leaves there is removed by the reaper after WAYPOINT_UPLOAD_TMP_MAX_AGE_S.
+FILE_UPLOAD_TEMP_DIR = os.getenv("FILE_UPLOAD_TEMP_DIR", str(VAR_DIR / "uploads-tmp"))
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+WAYPOINT_UPLOAD_TMP_MAX_AGE_S = envint("WAYPOINT_UPLOAD_TMP_MAX_AGE_S", 6 * 3600)
 
 # ADB: the adb servers whose devices Waypoint sees, as host:port.
 ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
@@ -243,11 +264,13 @@ WAYPOINT_VIRTUAL_DEVICE_PORT = envint("WAYPOINT_VIRTUAL_DEVICE_PORT", 6520)
 WAYPOINT_VIRTUAL_APPS = envlist("WAYPOINT_VIRTUAL_APPS")  # empty: every demo app
 WAYPOINT_VIRTUAL_SEED = envint("WAYPOINT_VIRTUAL_SEED", 0)
 WAYPOINT_VIRTUAL_SIZE = os.getenv("WAYPOINT_VIRTUAL_SIZE", "1080x2400")
-# Chromium for the virtual device's screens and browser tests: the system's when found,
-# otherwise Playwright's own (where the internet allowed installing it).
-CHROMIUM_PATH = os.getenv("CHROMIUM_PATH") or (
-    shutil.which("chromium") or shutil.which("chromium-browser") or ""
+# Where `manage.py virtual_device` says whether it came up (read by `make run` and /devices/).
+WAYPOINT_VIRTUAL_DEVICE_STATUS = Path(
+    os.getenv("WAYPOINT_VIRTUAL_DEVICE_STATUS", str(VAR_DIR / "virtual_device.json"))
 )
+# Chromium for the virtual device's screens and browser tests: CHROMIUM_PATH, else the
+# system's, else Playwright's own (`make run` and `make test` provision one: config/provision.py).
+CHROMIUM_PATH = find_chromium()[0]
 
 if TESTING:
     # Hashing passwords slowly protects nothing in a test database.

@@ -63,6 +63,7 @@ from .services import (
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.leases import can_force_release
+from .virtual.status import read_status
 
 THUMB_WIDTH = 216
 RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
@@ -73,6 +74,19 @@ def recordable_projects(user) -> list[Project]:
 
 
 # ------------------------------------------------------------------------------ device list
+
+
+def virtual_device_problem() -> str:
+    """Why the embedded virtual device is missing from the list, when it should be there."""
+    if not settings.WAYPOINT_VIRTUAL_DEVICE:
+        return ""
+    status = read_status(settings.WAYPOINT_VIRTUAL_DEVICE_STATUS)
+    if status is None:
+        return (
+            "the virtual device was not started: `make run` starts it, or run "
+            "`python manage.py virtual_device --connect`"
+        )
+    return status.problem
 
 
 @login_required
@@ -87,6 +101,7 @@ def device_list(request: HttpRequest) -> HttpResponse:
         "reports": device_reports(),
         "interrupted": interrupted,
         "can_force": can_force_release(request.user),
+        "virtual_problem": virtual_device_problem(),
     }
     return render(request, "devices/device_list.html", context)
 

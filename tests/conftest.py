@@ -20,7 +20,7 @@ REALDATA = REPO.parent / "shared" / "realdata"
 
 @pytest.fixture(scope="session", autouse=True)
 def blob_storage(tmp_path_factory):
-    """Blobs written by tests go to a throwaway folder, shared with the test worker."""
+    """Blobs and job folders written by tests go to throwaway folders, shared with workers."""
     from django.test import override_settings
 
     root = tmp_path_factory.mktemp("blobs")
@@ -30,7 +30,8 @@ def blob_storage(tmp_path_factory):
             "BACKEND": "django.core.files.storage.FileSystemStorage",
             "OPTIONS": {"location": str(root), "base_url": "/media/"},
         }
-    with override_settings(MEDIA_ROOT=root, STORAGES=storages):
+    jobs_tmp = tmp_path_factory.mktemp("jobs-tmp")
+    with override_settings(MEDIA_ROOT=root, STORAGES=storages, WAYPOINT_JOB_TMP_DIR=jobs_tmp):
         yield root
 
 
@@ -70,57 +71,74 @@ def _worker_database_url() -> str:
     return f"postgres://{auth}{db.get('HOST') or ''}{port}/{db['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real Celery worker process on the test database and the configured broker.
+def start_worker(
+    log: Path, database_url: str, *args: str, program: list[str] | None = None, **env_extra: str
+) -> subprocess.Popen:
+    """Start a real Celery worker process on the test database and broker; wait until ready.
 
-    Tests that use it must commit their data (``transactional_db``) so the worker sees it.
+    ``program`` replaces ``python -m celery`` (e.g. a script that patches the worker first).
     """
-    with django_db_blocker.unblock():
-        database_url = _worker_database_url()
-    log = tmp_path_factory.mktemp("worker") / "worker.log"
     env = dict(os.environ, DATABASE_URL=database_url, DEBUG=os.environ.get("DEBUG", "1"))
     env.setdefault("SECRET_KEY", "test-worker-secret")
     env["WAYPOINT_VAR_DIR"] = str(settings.VAR_DIR)
     env["MEDIA_ROOT"] = str(settings.MEDIA_ROOT)
+    env["WAYPOINT_JOB_TMP_DIR"] = str(settings.WAYPOINT_JOB_TMP_DIR)
+    env.update(env_extra)
     broker_options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
     if "data_folder_in" in broker_options:
         env["WAYPOINT_BROKER_DIR"] = str(Path(broker_options["data_folder_in"]).parent)
+    command = [
+        *(program or [sys.executable, "-m", "celery"]),
+        "-A",
+        "config",
+        "worker",
+        "-P",
+        "solo",
+        "--loglevel=info",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+        *args,
+    ]
     with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-P",
-                "solo",
-                "--loglevel=info",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while b"ready." not in log.read_bytes():
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError(f"the Celery worker did not start:\n{log.read_text()}")
         time.sleep(0.2)
-    yield process
-    if "data_folder_in" in broker_options:
-        shutil.rmtree(Path(broker_options["data_folder_in"]).parent, ignore_errors=True)
+    return process
+
+
+def stop_worker(process: subprocess.Popen) -> None:
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def worker_database_url(django_db_setup, django_db_blocker) -> str:
+    with django_db_blocker.unblock():
+        return _worker_database_url()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(worker_database_url, tmp_path_factory):
+    """A real Celery worker process on the test database and the configured broker.
+
+    Tests that use it must commit their data (``transactional_db``) so the worker sees it.
+    """
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    process = start_worker(log, worker_database_url)
+    yield process
+    broker_options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
+    if "data_folder_in" in broker_options:
+        shutil.rmtree(Path(broker_options["data_folder_in"]).parent, ignore_errors=True)
+    stop_worker(process)
 
 
 def wait_for_job(job_id: int, timeout: float = 120):
@@ -139,11 +157,26 @@ def wait_for_job(job_id: int, timeout: float = 120):
 SHOTS = os.environ.get("WAYPOINT_TEST_SCREENSHOTS")  # a folder to look at the pages in
 
 
+IN_CI = os.getenv("CI", "").lower() in {"1", "true", "yes"}
+
+
+def missing_tool(reason: str) -> None:
+    """Skip a test whose tool this machine lacks; in CI that is a failure, never a quiet skip."""
+    if IN_CI:
+        pytest.fail(f"{reason}; CI must provide it (make test provisions it)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_chromium() -> str:
+    if not settings.CHROMIUM_PATH:
+        missing_tool("no Chromium (make test installs one, or set CHROMIUM_PATH)")
+    return settings.CHROMIUM_PATH
+
+
 @pytest.fixture
 def browser(monkeypatch):
     """Chromium driven by Playwright, for end-to-end tests against ``live_server``."""
-    if not settings.CHROMIUM_PATH:
-        pytest.skip("no Chromium (install Debian's chromium or set CHROMIUM_PATH)")
+    require_chromium()
     # Playwright's sync API keeps an event loop in this thread; the ORM calls here are sync.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright

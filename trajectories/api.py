@@ -35,7 +35,7 @@ from .access import (
     access_trajectory,
     projects_of,
 )
-from .jobs import do_start_export, do_start_import
+from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
 from .models import (
     AnchorLink,
     Job,
@@ -526,13 +526,29 @@ class JobDetailView(WaypointAPIView, generics.RetrieveAPIView):
     serializer_class = JobSerializer
 
     def get_object(self) -> Job:
-        return access_job(self.request.user, self.kwargs["job_id"])
+        return with_true_status(access_job(self.request.user, self.kwargs["job_id"]))
 
     @extend_schema(
         summary="A job's status and progress", responses={200: JobSerializer, **_errors(401, 404)}
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
+
+
+@extend_schema(tags=["jobs"])
+class JobRetryView(WaypointAPIView):
+    """Run a failed job again, from the start, with the same input and parameters."""
+
+    @extend_schema(
+        summary="Retry a failed job",
+        request=None,
+        responses={202: JobSerializer, **_errors(401, 404, 409)},
+    )
+    def post(self, request: Request, job_id: int) -> Response:
+        job = with_true_status(access_job(request.user, job_id))
+        if job.status != JobStatus.FAILED:
+            raise Conflict(f"job {job.pk} is {job.status}: only a failed job can be retried")
+        return job_response(do_retry_job(job, request.user), request, status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(tags=["jobs"])

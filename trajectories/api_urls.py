@@ -56,4 +56,5 @@ urlpatterns = [
     path("blobs/<str:sha256>/", api.BlobView.as_view(), name="api-blob"),
     path("jobs/<int:job_id>/", api.JobDetailView.as_view(), name="api-job"),
     path("jobs/<int:job_id>/download/", api.JobDownloadView.as_view(), name="api-job-download"),
+    path("jobs/<int:job_id>/retry/", api.JobRetryView.as_view(), name="api-job-retry"),
 ]

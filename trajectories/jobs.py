@@ -4,23 +4,33 @@ A job's input and output live in blob storage (``jobs/<id>/...``), so the web se
 workers need not share a disk. A job is claimed with a conditional UPDATE: a message delivered
 twice runs the job once. The output is saved under its final name before the job is marked
 succeeded, so a job shown as done always has its whole file.
+
+Jobs survive their worker. The message is acknowledged late and rejected back to the queue when
+the worker is lost; while a job runs, its worker touches ``heartbeat_at``; a running job whose
+heartbeat stopped is claimable again (a redelivered message takes it over) and the reaper
+requeues it, or fails it after WAYPOINT_JOB_MAX_ATTEMPTS runs. Everything a job writes on local
+disk lives in one folder per job (WAYPOINT_JOB_TMP_DIR/<id>), which the reaper removes.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import socket
 import tarfile
-import tempfile
+import threading
 import time
 import zipfile
+from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
@@ -35,10 +45,14 @@ log = logging.getLogger(__name__)
 PROGRESS_INTERVAL_S = 0.5
 
 
-def _enqueue(job: Job) -> None:
+def _send(job_id: int) -> None:
     from .tasks import run_job_task
 
-    transaction.on_commit(lambda: run_job_task.delay(job.pk))
+    run_job_task.delay(job_id)
+
+
+def _enqueue(job: Job) -> None:
+    transaction.on_commit(lambda: _send(job.pk))
 
 
 def check_format(fmt: str, kind: str) -> str:
@@ -175,25 +189,81 @@ class _Progress:
         Job.objects.filter(pk=self.job.pk).update(done=done, total=total)
 
 
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def stale_before():
+    """A running job whose heartbeat is older than this has lost its worker."""
+    return timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
+
+
+def job_tmp_dir(job_id: int) -> Path:
+    return Path(settings.WAYPOINT_JOB_TMP_DIR) / str(job_id)
+
+
 def claim(job_id: int) -> Job | None:
-    claimed = Job.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING, started_at=timezone.now()
+    """Take a queued job, or a running one whose worker vanished (a redelivered message)."""
+    now = timezone.now()
+    orphaned = Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before())
+    claimed = (
+        Job.objects.filter(pk=job_id)
+        .filter(Q(status=JobStatus.QUEUED) | orphaned)
+        .update(
+            status=JobStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            worker=worker_name(),
+            attempts=F("attempts") + 1,
+        )
     )
     return Job.objects.select_related("project", "created_by").get(pk=job_id) if claimed else None
+
+
+class _Heartbeat:
+    """Touch the job's heartbeat from a thread while the job runs, however long a step takes."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"job-{job.pk}-heartbeat")
+
+    def _beat(self) -> None:
+        try:
+            while not self.stop.wait(settings.WAYPOINT_JOB_HEARTBEAT_S):
+                Job.objects.filter(
+                    pk=self.job.pk, status=JobStatus.RUNNING, worker=self.job.worker
+                ).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()  # this thread's own connection
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop.set()
+        self.thread.join()
 
 
 def run_job(job_id: int) -> None:
     job = claim(job_id)
     if job is None:
-        log.info("job %s is not queued (already run, or gone): skipped", job_id)
+        log.info("job %s is not queued (already run, running, or gone): skipped", job_id)
+        return
+    if job.attempts > settings.WAYPOINT_JOB_MAX_ATTEMPTS:
+        _finish(job, JobStatus.FAILED, message=lost_worker_message(job.attempts - 1))
         return
     progress = _Progress(job)
+    tmp = job_tmp_dir(job.pk)
+    shutil.rmtree(tmp, ignore_errors=True)  # what an earlier, killed run left
+    tmp.mkdir(parents=True)
     try:
-        with tempfile.TemporaryDirectory(prefix=f"waypoint-job-{job.pk}-") as tmp:
+        with _Heartbeat(job):
             if job.kind == JobKind.IMPORT:
-                counts = _run_import(job, Path(tmp), progress)
+                counts = _run_import(job, tmp, progress)
             else:
-                counts = _run_export(job, Path(tmp), progress)
+                counts = _run_export(job, tmp, progress)
     except InvalidData as exc:
         _finish(job, JobStatus.FAILED, message=str(exc))
     except Exception as exc:
@@ -201,6 +271,106 @@ def run_job(job_id: int) -> None:
         _finish(job, JobStatus.FAILED, message=f"internal error: {type(exc).__name__}: {exc}")
     else:
         _finish(job, JobStatus.SUCCEEDED, counts=counts)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def lost_worker_message(runs: int) -> str:
+    return (
+        f"the worker running this job stopped ({runs} time{'s' if runs != 1 else ''}); "
+        "nothing it wrote was kept. Retry the job."
+    )
+
+
+def reap_stale_jobs() -> dict[str, int]:
+    """Requeue running jobs whose worker vanished, or fail them after too many runs.
+
+    Also removes the local folders of jobs that no longer run, and upload leftovers of web
+    requests cut off mid-upload. Safe to call from any process, at any time.
+    """
+    reaped = {"requeued": 0, "failed": 0, "folders": 0}
+    stale = Job.objects.filter(status=JobStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=stale_before()) | Q(heartbeat_at__isnull=True)
+    )
+    for job in stale.select_related("project", "created_by"):
+        if job.attempts >= settings.WAYPOINT_JOB_MAX_ATTEMPTS:
+            if _finish(job, JobStatus.FAILED, message=lost_worker_message(job.attempts)):
+                reaped["failed"] += 1
+            continue
+        requeued = Job.objects.filter(
+            pk=job.pk, status=JobStatus.RUNNING, worker=job.worker
+        ).update(status=JobStatus.QUEUED, heartbeat_at=None)
+        if requeued:
+            record_event(
+                "job.requeued",
+                actor=None,
+                project=job.project,
+                obj=job,
+                after={"reason": "worker lost", "worker": job.worker, "attempts": job.attempts},
+            )
+            transaction.on_commit(lambda pk=job.pk: _send(pk))
+            reaped["requeued"] += 1
+    reaped["folders"] = _remove_leftovers()
+    return reaped
+
+
+def with_true_status(job: Job) -> Job:
+    """The job as it really is: a running job whose worker vanished is reaped first."""
+    if job.status == JobStatus.RUNNING and (
+        job.heartbeat_at is None or job.heartbeat_at < stale_before()
+    ):
+        reap_stale_jobs()
+        job.refresh_from_db()
+    return job
+
+
+def _remove_leftovers() -> int:
+    removed = 0
+    root = Path(settings.WAYPOINT_JOB_TMP_DIR)
+    if root.is_dir():
+        live = {
+            str(pk)
+            for pk in Job.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
+        }
+        for folder in root.iterdir():
+            if folder.name not in live:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+    uploads = Path(settings.FILE_UPLOAD_TEMP_DIR)
+    if uploads.is_dir():
+        too_old = time.time() - settings.WAYPOINT_UPLOAD_TMP_MAX_AGE_S
+        for leftover in uploads.iterdir():
+            try:
+                if leftover.stat().st_mtime < too_old:
+                    leftover.unlink()
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
+def do_retry_job(job: Job, actor) -> Job:
+    """Run a failed job again from the start, with the same input and parameters."""
+    if job.status != JobStatus.FAILED:
+        raise InvalidData(
+            f"job {job.pk}: only a failed job can be retried (this one is {job.status})"
+        )
+    with transaction.atomic():
+        retried = Job.objects.filter(pk=job.pk, status=JobStatus.FAILED).update(
+            status=JobStatus.QUEUED,
+            message="",
+            done=0,
+            total=0,
+            attempts=0,
+            started_at=None,
+            finished_at=None,
+            heartbeat_at=None,
+        )
+        if retried:
+            record_event("job.retried", actor=actor, project=job.project, obj=job, after={})
+            _enqueue(job)
+    job.refresh_from_db()
+    return job
 
 
 def _local_input(job: Job, tmp: Path) -> Path:
@@ -222,6 +392,7 @@ def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
         actor=job.created_by,
         progress=progress,
         as_copies=bool(job.params.get("as_copies")),
+        workdir=tmp,
     )
 
 
@@ -250,11 +421,17 @@ def zip_folder(folder: Path, archive: Path) -> None:
                 out.write(path, f"{folder.name}/{path.relative_to(folder)}", compress)
 
 
-def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = None) -> None:
+def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = None) -> bool:
+    """Record how the job ended, unless another worker has taken it over meanwhile."""
     updates: dict[str, Any] = {"status": status, "message": message, "finished_at": timezone.now()}
     if counts is not None:
         updates["counts"] = counts
-    Job.objects.filter(pk=job.pk).update(**updates)
+    ended = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, worker=job.worker).update(
+        **updates
+    )
+    if not ended:
+        log.warning("job %s was taken over by another worker; %s not recorded", job.pk, status)
+        return False
     record_event(
         f"job.{status}",
         actor=job.created_by,
@@ -262,3 +439,4 @@ def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = N
         obj=job,
         after={"kind": job.kind, "format": job.format, "message": message, "counts": counts},
     )
+    return True

@@ -457,9 +457,15 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # While running, the worker touches heartbeat_at; a running job whose heartbeat is older
+    # than WAYPOINT_JOB_STALE_S lost its worker and is requeued or failed by the reaper.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)  # host and pid of the last runner
+    attempts = models.PositiveIntegerField(default=0)  # runs started, redeliveries included
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.format} #{self.pk} {self.status}"

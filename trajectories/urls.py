@@ -30,4 +30,5 @@ urlpatterns = [
     path("blobs/<str:sha256>/", views.blob, name="blob"),
     path("jobs/<int:job_id>/", views.job_detail, name="job-detail"),
     path("jobs/<int:job_id>/download/", views.job_download, name="job-download"),
+    path("jobs/<int:job_id>/retry/", views.job_retry, name="job-retry"),
 ]

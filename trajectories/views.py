@@ -6,6 +6,7 @@ without the needed role a 403.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from functools import wraps
 from pathlib import PurePath
@@ -43,7 +44,7 @@ from .access import (
 )
 from .formats import EXPORTERS, IMPORTERS
 from .formats.detect import AUTO
-from .jobs import do_start_export, do_start_import
+from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
 from .models import (
     Anchor,
     AnchorLink,
@@ -446,11 +447,21 @@ def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = access_job(request.user, job_id)
+    job = with_true_status(access_job(request.user, job_id))
     context = {"project": job.project, "job": job}
     if request.htmx and not request.htmx.history_restore_request:
         return _vary_on_htmx(render(request, "trajectories/_job_status.html", context))
     return _vary_on_htmx(render(request, "trajectories/job_detail.html", context))
+
+
+@login_required
+@require_POST
+def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = access_job(request.user, job_id)
+    # A job that is not failed (retried twice, or still running) is shown as it is.
+    with contextlib.suppress(InvalidData):
+        do_retry_job(job, request.user)
+    return redirect("job-detail", job.pk)
 
 
 @login_required

@@ -10,9 +10,9 @@ import time
 
 import adbutils
 import pytest
-from django.conf import settings
 
 from devices.virtual import VirtualDevice
+from tests.conftest import missing_tool, require_chromium
 
 
 def free_port() -> int:
@@ -80,7 +80,7 @@ def adb_server():
 def debian_adb_server():
     binary = shutil.which("adb")
     if binary is None:
-        pytest.skip("Debian's adb is not installed")
+        missing_tool("Debian's adb is not installed (make test installs it as root)")
     server = AdbServer(binary, free_port()).start()
     yield server
     server.kill()
@@ -89,7 +89,7 @@ def debian_adb_server():
 @pytest.fixture(scope="session")
 def virtual_device():
     device = VirtualDevice(
-        port=free_port(), size="540x1200", seed=7, chromium_path=settings.CHROMIUM_PATH
+        port=free_port(), size="540x1200", seed=7, chromium_path=require_chromium()
     ).start()
     yield device
     device.stop()

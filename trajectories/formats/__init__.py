@@ -62,14 +62,16 @@ def import_trajectories(
     progress: Callable[[int, int], None] | None = None,
     *,
     as_copies: bool = False,
+    workdir: Path | None = None,
 ) -> dict[str, int]:
     """Import a folder, .zip or .tar; return counts of created and already present.
 
     ``fmt`` may be ``"auto"``: the format is then told from the content. With ``as_copies``
     every trajectory gets a new id in this project and records where it came from (for an
-    export of another project on this instance, whose ids are taken).
+    export of another project on this instance, whose ids are taken). An archive is unpacked
+    under ``workdir`` (a job's own folder), else the system's temp folder.
     """
-    with open_source(Path(source)) as folder:
+    with open_source(Path(source), workdir) as folder:
         if fmt == AUTO:
             fmt = detect_folder_format(folder, Path(source).name)
         reader, counter = _format(fmt, IMPORTERS, "import")

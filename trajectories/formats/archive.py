@@ -151,7 +151,7 @@ def _unpack_tar(source: Path, dest: Path) -> None:
 
 
 @contextlib.contextmanager
-def open_source(source: Path) -> Iterator[Path]:
+def open_source(source: Path, workdir: Path | None = None) -> Iterator[Path]:
     """Yield a folder holding the import: ``source`` itself or an archive unpacked safely."""
     source = Path(source)
     if not source.exists():
@@ -162,7 +162,7 @@ def open_source(source: Path) -> Iterator[Path]:
     check_size = source.stat().st_size
     if check_size > settings.WAYPOINT_MAX_UPLOAD_BYTES:
         _check_total(check_size, source.name)
-    with tempfile.TemporaryDirectory(prefix="waypoint-import-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="waypoint-import-", dir=workdir) as tmp:
         dest = Path(tmp)
         if zipfile.is_zipfile(source):
             _unpack_zip(source, dest)

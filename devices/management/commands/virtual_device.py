@@ -7,6 +7,7 @@ Defaults come from the WAYPOINT_VIRTUAL_* settings; ``--connect`` also asks the 
 import logging
 import signal
 import threading
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -14,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from devices.virtual import VirtualDevice
 from devices.virtual.apps import ManifestError
 from devices.virtual.device import DeviceConfig, parse_size
+from devices.virtual.status import FAILED, READY, STARTING, STOPPED, write_status
 
 
 def keep_connected(serial: str, adb_port: int, stop: threading.Event) -> None:
@@ -54,8 +56,35 @@ class Command(BaseCommand):
             help="make the local adb server connect to the device (and reconnect)",
         )
         parser.add_argument("--adb-port", type=int, default=5037, help="the adb server's port")
+        parser.add_argument(
+            "--status-file",
+            type=Path,
+            default=settings.WAYPOINT_VIRTUAL_DEVICE_STATUS,
+            help="where to say whether the device came up (read by the devices page)",
+        )
 
     def handle(self, *args, **options):
+        status_file = options["status_file"]
+        write_status(status_file, STARTING)
+        try:
+            self.start_and_run(options, status_file)
+            write_status(status_file, STOPPED)
+        except CommandError as exc:
+            write_status(status_file, FAILED, detail=str(exc))
+            raise
+        except KeyboardInterrupt:
+            write_status(status_file, STOPPED)
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+            write_status(status_file, FAILED, detail=f"{type(exc).__name__}: {first_line}")
+            raise
+
+    def start_and_run(self, options, status_file: Path) -> None:
+        if not settings.CHROMIUM_PATH:
+            raise CommandError(
+                "no Chromium to render its apps; `make run` installs one "
+                "(python -m config.provision), or set CHROMIUM_PATH"
+            )
         try:
             parse_size(options["size"])
             device = VirtualDevice(
@@ -76,6 +105,7 @@ class Command(BaseCommand):
         except (RuntimeError, TimeoutError) as exc:
             raise CommandError(str(exc)) from exc
         apps = ", ".join(app.label for app in device.catalog.apps)
+        write_status(status_file, READY, serial=device.serial, detail=apps)
         self.stdout.write(
             f"Virtual device {device.serial} ({options['size']}, seed {options['seed']}): {apps}\n"
             f"Connect with: adb connect {device.serial}"

@@ -1,0 +1,37 @@
+"""A real Celery worker whose exports stall once their files are written, until it is killed.
+
+``python tests/trajectories/stalling_worker.py -A config worker ...``: the fault tests start it,
+wait until a job has written its files, and SIGKILL it, as a crash or an OOM kill would.
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from celery.bin.celery import main  # noqa: E402
+
+from trajectories import jobs  # noqa: E402
+
+export_for_real = jobs.export_trajectories
+
+
+def export_then_stall(*args, **kwargs):
+    counts = export_for_real(*args, **kwargs)
+    print("stalling_worker: export written, stalling", flush=True)
+    time.sleep(3600)
+    return counts
+
+
+jobs.export_trajectories = export_then_stall
+
+if __name__ == "__main__":
+    sys.argv = ["celery", *sys.argv[1:]]
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""Jobs survive their worker: a killed worker's job is requeued or failed, never left "running"."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from django.utils import timezone
+
+from trajectories.jobs import do_start_import, job_tmp_dir, reap_stale_jobs, run_job
+from trajectories.models import AuditEvent, Job, JobKind, JobStatus
+from trajectories.services import do_import_trajectory
+from trajectories.tasks import run_job_task
+
+from ..conftest import start_worker, stop_worker, wait_for_job
+from .builders import make_record
+
+STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker.py"))]
+FAST_REAPER = {"WAYPOINT_JOB_HEARTBEAT_S": "1", "WAYPOINT_JOB_STALE_S": "3"}
+
+
+def wait_until(condition, timeout: float = 60, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def queued_export(project, alice) -> Job:
+    """An export job sent to the fault tests' own queue, out of reach of any other worker."""
+    job = Job.objects.create(
+        project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
+    )
+    run_job_task.apply_async((job.pk,), queue="faults")
+    return job
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
+    project, alice, client, settings, worker_database_url, tmp_path
+):
+    settings.WAYPOINT_JOB_STALE_S = 3
+    do_import_trajectory(project, make_record(steps=3, seed=21))
+    job = queued_export(project, alice)
+    doomed = start_worker(
+        tmp_path / "doomed.log",
+        worker_database_url,
+        "-Q",
+        "faults",
+        program=STALLING_WORKER,
+        **FAST_REAPER,
+    )
+    try:
+        wait_until(
+            lambda: b"export written, stalling" in (tmp_path / "doomed.log").read_bytes(),
+            what="the export to be written",
+        )
+        assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
+        assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the job writes in its own folder"
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=20)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+
+    # No worker is left. The job page must not say "running" about a job nobody runs.
+    client.force_login(alice)
+    wait_until(
+        lambda: "Running" not in client.get(f"/jobs/{job.pk}/").content.decode(),
+        timeout=30,
+        what="the job page to stop saying running",
+    )
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Its worker stopped during run 1; the job waits for a worker to run it again." in page
+    assert not job_tmp_dir(job.pk).exists(), "the reaper removes the dead run's files"
+
+    rescuer = start_worker(
+        tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
+    )
+    try:
+        finished = wait_for_job(job.pk)
+    finally:
+        stop_worker(rescuer)
+    assert finished.status == JobStatus.SUCCEEDED, finished.message
+    assert finished.attempts == 2
+    assert finished.counts["trajectories"] == 1
+    assert not job_tmp_dir(job.pk).exists()
+    kinds = list(AuditEvent.objects.filter(object_id=str(job.pk)).values_list("kind", flat=True))
+    assert "job.requeued" in kinds and kinds[0] == "job.succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
+    project, alice, settings, worker_database_url, tmp_path
+):
+    """The reaper runs inside every worker: a restarted worker finds and finishes the job."""
+    do_import_trajectory(project, make_record(steps=2, seed=22))
+    job = queued_export(project, alice)
+    doomed = start_worker(
+        tmp_path / "doomed.log",
+        worker_database_url,
+        "-Q",
+        "faults",
+        program=STALLING_WORKER,
+        **FAST_REAPER,
+    )
+    wait_until(
+        lambda: b"export written, stalling" in (tmp_path / "doomed.log").read_bytes(),
+        what="the export to be written",
+    )
+    doomed.kill()
+    doomed.wait(timeout=20)
+
+    restarted = start_worker(
+        tmp_path / "restarted.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
+    )
+    try:
+        finished = wait_for_job(job.pk)
+    finally:
+        stop_worker(restarted)
+    assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2)
+
+
+def running_job_of_a_dead_worker(project, alice, attempts: int) -> Job:
+    return Job.objects.create(
+        project=project,
+        kind=JobKind.EXPORT,
+        format="waypoint",
+        created_by=alice,
+        status=JobStatus.RUNNING,
+        worker="gone-host:4242",
+        attempts=attempts,
+        started_at=timezone.now() - timedelta(minutes=5),
+        heartbeat_at=timezone.now() - timedelta(minutes=5),
+    )
+
+
+@pytest.mark.django_db
+def test_a_job_that_lost_its_worker_too_often_fails_and_can_be_retried(
+    project, alice, bob, client, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    settings.WAYPOINT_JOB_MAX_ATTEMPTS = 2
+    sent = []
+    monkeypatch.setattr("trajectories.jobs._send", sent.append)
+    job = running_job_of_a_dead_worker(project, alice, attempts=2)
+    job_tmp_dir(job.pk).mkdir(parents=True)
+    (job_tmp_dir(job.pk) / "partial.zip").write_bytes(b"half")
+
+    client.force_login(bob)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert (
+        "Failed:</b> the worker running this job stopped (2 times); nothing it wrote was kept."
+        in page
+    )
+    assert "Retry</button>" in page
+    assert not job_tmp_dir(job.pk).exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/jobs/{job.pk}/retry/")
+    assert response.status_code == 302
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.message) == (JobStatus.QUEUED, 0, "")
+    assert sent == [job.pk]
+    assert AuditEvent.objects.filter(kind="job.retried", actor=bob).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_api_tells_the_truth_about_a_dead_job_and_retries_it(
+    project, alice, client, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    settings.WAYPOINT_JOB_MAX_ATTEMPTS = 1
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
+    job = running_job_of_a_dead_worker(project, alice, attempts=1)
+    client.force_login(alice)
+
+    body = client.get(f"/api/v1/jobs/{job.pk}/").json()
+    assert body["status"] == "failed"
+    assert body["message"].startswith("the worker running this job stopped (1 time)")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        retried = client.post(f"/api/v1/jobs/{job.pk}/retry/")
+    assert retried.status_code == 202
+    assert retried.json()["status"] == "queued"
+    again = client.post(f"/api/v1/jobs/{job.pk}/retry/")
+    assert again.status_code == 409
+    assert again.json()["detail"] == f"job {job.pk} is queued: only a failed job can be retried"
+
+
+@pytest.mark.django_db
+def test_the_outsider_cannot_retry_a_job(project, alice, charlie, client, monkeypatch):
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
+    job = running_job_of_a_dead_worker(project, alice, attempts=9)
+    client.force_login(charlie)
+    assert client.post(f"/jobs/{job.pk}/retry/").status_code == 404
+    assert client.post(f"/api/v1/jobs/{job.pk}/retry/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_job_with_a_fresh_heartbeat_is_left_alone(project, alice):
+    job = running_job_of_a_dead_worker(project, alice, attempts=1)
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
+    assert reap_stale_jobs()["requeued"] == 0
+    assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_unpacks_in_its_own_folder_and_leaves_nothing_behind(project, alice, monkeypatch):
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
+    seen = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def spy(*args, **kwargs):
+        folder = real_mkdtemp(*args, **kwargs)
+        seen.append(Path(folder))
+        return folder
+
+    monkeypatch.setattr(tempfile, "mkdtemp", spy)
+    upload = ContentFile(b"PK\x05\x06" + b"\0" * 18, name="empty.zip")
+    job = do_start_import(project, upload, "waypoint", alice)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED  # an empty archive
+    assert seen and all(job_tmp_dir(job.pk) in folder.parents for folder in seen)
+    assert not job_tmp_dir(job.pk).exists()
