@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -134,3 +134,14 @@ def test_the_command_detects_droidbot_output(project):
     out = io.StringIO()
     call_command("import_trajectories", DROIDBOT, "--project", project.pk, stdout=out)
     assert out.getvalue() == "imported 9 trajectories (26 steps); 0 were already present\n"
+
+
+def test_the_command_names_what_it_looked_for(project, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("hello")
+    with pytest.raises(CommandError) as caught:
+        call_command("import_trajectories", folder, "--project", project.pk)
+    assert str(caught.value) == (
+        f"import failed, nothing was imported: notes: cannot tell the import format: {LOOKED_FOR}"
+    )
