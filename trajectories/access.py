@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from .models import Blob, Job, Project, Role, Screen, Task, Trajectory
+from .models import Blob, Job, Membership, Project, Role, Screen, Task, Trajectory
 
 
 class AccessDenied(Exception):
@@ -35,6 +35,14 @@ def access_project(user, project_id, *, roles: tuple[str, ...] | None = None) ->
     if roles is not None and role_in(project, user) not in roles:
         raise AccessDenied(f"This needs one of the roles: {', '.join(roles)}")
     return project
+
+
+def access_membership(project: Project, user_id) -> Membership:
+    """A member of a project the caller may see (fetch it with :func:`access_project`)."""
+    try:
+        return project.memberships.select_related("user").get(user_id=user_id)
+    except (Membership.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such member") from None
 
 
 def trajectories_of(user) -> QuerySet[Trajectory]:

@@ -29,6 +29,7 @@ from .access import (
     AccessDenied,
     access_blob,
     access_job,
+    access_membership,
     access_project,
     access_task,
     access_trajectory,
@@ -43,6 +44,7 @@ from .models import (
     Membership,
     Outcome,
     Project,
+    Role,
     Source,
     Status,
     Step,
@@ -54,6 +56,9 @@ from .serializers import (
     ExportRequestSerializer,
     ImportRequestSerializer,
     JobSerializer,
+    MemberCreateSerializer,
+    MemberRoleSerializer,
+    MemberSerializer,
     ProjectCreateSerializer,
     ProjectSerializer,
     StepSerializer,
@@ -62,9 +67,14 @@ from .serializers import (
     TrajectoryDetailSerializer,
     TrajectorySerializer,
 )
-from .services import do_create_project
+from .services import (
+    do_add_membership,
+    do_create_project,
+    do_remove_membership,
+    do_set_membership,
+)
 from .validation import InvalidData, check_choice
-from .views import blob_response
+from .views import blob_response, user_named
 
 
 class BadRequest(exceptions.APIException):
@@ -89,6 +99,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     described = {
         400: "Invalid input; the message names the field.",
         401: "Not authenticated.",
+        403: "The user's role in the project does not allow this.",
         404: "No such object, or not one of the user's projects.",
         409: "The job has no file to download (yet).",
         410: "The job's file is no longer in storage.",
@@ -193,6 +204,80 @@ class ProjectDetailView(WaypointAPIView, generics.RetrieveAPIView):
     @extend_schema(summary="A project", responses={200: ProjectSerializer, **_errors(401, 404)})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
+
+
+# ---------------------------------------------------------------- members
+
+
+def members_of(project: Project) -> QuerySet[Membership]:
+    return project.memberships.select_related("user").order_by("user__username")
+
+
+@extend_schema(tags=["projects"])
+class ProjectMemberListView(WaypointAPIView, generics.ListAPIView):
+    """A project's members; its admins add users by name."""
+
+    serializer_class = MemberSerializer
+    pagination_class = None  # a project has a handful of members, read whole
+
+    def get_queryset(self) -> QuerySet[Membership]:
+        return members_of(access_project(self.request.user, self.kwargs["project_id"]))
+
+    @extend_schema(
+        summary="The project's members and their roles",
+        responses={200: MemberSerializer(many=True), **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Add a user to the project (admins)",
+        request=MemberCreateSerializer,
+        responses={201: MemberSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id, roles=(Role.ADMIN,))
+        data = check_serializer(MemberCreateSerializer(data=request.data))
+        membership = do_add_membership(
+            project, user_named(data["username"]), data["role"], request.user
+        )
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["projects"])
+class ProjectMemberDetailView(WaypointAPIView):
+    """One member of a project: admins change the role or remove them; one admin always stays."""
+
+    def _membership(self, request: Request, project_id: int, user_id: int, roles=None):
+        project = access_project(request.user, project_id, roles=roles)
+        return project, access_membership(project, user_id)
+
+    @extend_schema(
+        summary="A member's role", responses={200: MemberSerializer, **_errors(401, 404)}
+    )
+    def get(self, request: Request, project_id: int, user_id: int) -> Response:
+        _, membership = self._membership(request, project_id, user_id)
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(
+        summary="Change a member's role (admins)",
+        request=MemberRoleSerializer,
+        responses={200: MemberSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def patch(self, request: Request, project_id: int, user_id: int) -> Response:
+        project, membership = self._membership(request, project_id, user_id, (Role.ADMIN,))
+        data = check_serializer(MemberRoleSerializer(data=request.data))
+        membership = do_set_membership(project, membership.user, data["role"], request.user)
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(
+        summary="Remove a member from the project (admins)",
+        responses={204: None, **_errors(400, 401, 403, 404)},
+    )
+    def delete(self, request: Request, project_id: int, user_id: int) -> Response:
+        project, membership = self._membership(request, project_id, user_id, (Role.ADMIN,))
+        do_remove_membership(project, membership.user, request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 # ---------------------------------------------------------------- tasks
@@ -388,7 +473,9 @@ class ImportView(WaypointAPIView):
         if "file" not in request.FILES:
             raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(ImportRequestSerializer(data=request.data))
-        job = do_start_import(project, data["file"], data["format"], request.user)
+        job = do_start_import(
+            project, data["file"], data["format"], request.user, as_copies=data["as_copies"]
+        )
         return job_response(job, request, status.HTTP_202_ACCEPTED)
 
 

@@ -9,6 +9,16 @@ urlpatterns = [
     path("projects/", api.ProjectListView.as_view(), name="api-projects"),
     path("projects/<int:project_id>/", api.ProjectDetailView.as_view(), name="api-project"),
     path(
+        "projects/<int:project_id>/members/",
+        api.ProjectMemberListView.as_view(),
+        name="api-project-members",
+    ),
+    path(
+        "projects/<int:project_id>/members/<int:user_id>/",
+        api.ProjectMemberDetailView.as_view(),
+        name="api-project-member",
+    ),
+    path(
         "projects/<int:project_id>/tasks/",
         api.ProjectTaskListView.as_view(),
         name="api-project-tasks",

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
 from .formats.archive import human_size
+from .formats.detect import AUTO, detect_archive_format
 from .models import Job, JobKind, JobStatus, Project, Trajectory
 from .services import record_event
 from .validation import InvalidData
@@ -90,9 +91,15 @@ def _is_tarfile(upload) -> bool:
     return True
 
 
-def do_start_import(project: Project, upload, fmt: str, actor) -> Job:
-    """Queue the import of an uploaded .zip or .tar (a Django ``UploadedFile`` or ``File``)."""
-    check_format(fmt, JobKind.IMPORT)
+def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: bool = False) -> Job:
+    """Queue the import of an uploaded .zip or .tar (a Django ``UploadedFile`` or ``File``).
+
+    ``fmt`` ``"auto"`` tells the format from the archive's content; ``as_copies`` gives the
+    trajectories new ids (see :func:`trajectories.formats.import_trajectories`).
+    """
+    if fmt not in (AUTO, *IMPORTERS):
+        known = ", ".join([AUTO, *sorted(IMPORTERS)])
+        raise InvalidData(f"format: unknown import format {fmt!r} (known: {known})")
     limit = settings.WAYPOINT_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise InvalidData(
@@ -101,13 +108,15 @@ def do_start_import(project: Project, upload, fmt: str, actor) -> Job:
         )
     check_archive(upload)
     name = Path(upload.name or "upload").name
+    if fmt == AUTO:
+        fmt = detect_archive_format(upload, f"file: {name}")
     with transaction.atomic():
         job = Job.objects.create(
             project=project,
             kind=JobKind.IMPORT,
             format=fmt,
             created_by=actor,
-            params={"filename": name},
+            params={"filename": name, "as_copies": as_copies},
         )
         job.input_path = default_storage.save(f"jobs/{job.pk}/input/{name}", upload)
         job.save(update_fields=["input_path"])
@@ -116,7 +125,7 @@ def do_start_import(project: Project, upload, fmt: str, actor) -> Job:
             actor=actor,
             project=project,
             obj=job,
-            after={"format": fmt, "file": name},
+            after={"format": fmt, "file": name, "as_copies": as_copies},
         )
         _enqueue(job)
     return job
@@ -377,7 +386,13 @@ def _local_input(job: Job, tmp: Path) -> Path:
 def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     source = _local_input(job, tmp)
     return import_trajectories(
-        job.project, source, job.format, actor=job.created_by, progress=progress, workdir=tmp
+        job.project,
+        source,
+        job.format,
+        actor=job.created_by,
+        progress=progress,
+        as_copies=bool(job.params.get("as_copies")),
+        workdir=tmp,
     )
 
 

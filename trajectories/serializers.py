@@ -20,6 +20,7 @@ from .models import (
     Blob,
     Job,
     JobStatus,
+    Membership,
     MemoryTarget,
     Project,
     Role,
@@ -85,6 +86,26 @@ class ProjectSerializer(serializers.ModelSerializer):
 class ProjectCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    """A member of a project and their role."""
+
+    user = serializers.IntegerField(source="user_id", read_only=True, help_text="The user's id.")
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["user", "username", "role"]
+
+
+class MemberCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150, help_text="The user to add, by name.")
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
 
 
 class TaskSerializer(serializers.ModelSerializer):
@@ -354,7 +375,15 @@ class JobSerializer(serializers.ModelSerializer):
 
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
-    format = serializers.CharField(default="waypoint", help_text="An import format, e.g. waypoint.")
+    format = serializers.CharField(
+        default="auto",
+        help_text="An import format (waypoint, droidbot), or auto to tell it from the archive.",
+    )
+    as_copies = serializers.BooleanField(
+        default=False,
+        help_text="Give every trajectory a new id and record its origin in "
+        "metadata.copied_from (to import an export of another project on this instance).",
+    )
 
 
 class ExportRequestSerializer(serializers.Serializer):

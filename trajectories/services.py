@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -17,13 +19,16 @@ from .models import (
     Project,
     Role,
     Screen,
+    Status,
     Step,
     Subgoal,
     Task,
     Trajectory,
 )
 from .records import TaskRecord, TrajectoryRecord
-from .validation import InvalidData, check_choice, check_trajectory_record, fail
+from .validation import InvalidData, check_choice, check_trajectory_record, fail, field_at
+
+COPIED_FROM = "copied_from"  # metadata key: {"id": original uid, "project": its project's name}
 
 
 def record_event(
@@ -62,27 +67,85 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
     return project
 
 
+MEMBERSHIP_SET = "membership.set"
+MEMBERSHIP_REMOVED = "membership.removed"
+
+
+def _check_keeps_an_admin(project: Project, membership: Membership, change: str) -> None:
+    """A project always keeps an admin: the last one cannot be demoted or removed.
+
+    The project's admin rows are locked, so two admins demoting each other at once cannot
+    both succeed.
+    """
+    if membership.role != Role.ADMIN:
+        return
+    admins = list(
+        Membership.objects.select_for_update()
+        .filter(project=project, role=Role.ADMIN)
+        .values_list("pk", flat=True)
+    )
+    if admins == [membership.pk]:
+        raise InvalidData(
+            f"{membership.user.get_username()} is the project's last admin and cannot be "
+            f"{change}: make another member admin first"
+        )
+
+
 @transaction.atomic
 def do_set_membership(project: Project, user, role: str, actor) -> Membership:
+    """Add ``user`` to the project with ``role``, or change their role."""
     check_choice(role, Role.values, "role")
     membership, created = Membership.objects.get_or_create(
         project=project, user=user, defaults={"role": role}
     )
-    before = None if created else {"role": membership.role}
+    before = None if created else {"user": user.get_username(), "role": membership.role}
     if not created:
         if membership.role == role:
             return membership
+        if role != Role.ADMIN:
+            _check_keeps_an_admin(project, membership, f"made {role}")
         membership.role = role
         membership.save(update_fields=["role"])
     record_event(
-        "membership.set",
+        MEMBERSHIP_SET,
         actor=actor,
         project=project,
         obj=membership,
         before=before,
-        after={"user": user.username, "role": role},
+        after={"user": user.get_username(), "role": role},
     )
     return membership
+
+
+@transaction.atomic
+def do_add_membership(project: Project, user, role: str, actor) -> Membership:
+    """Add a new member; someone already in the project keeps their role (change it instead)."""
+    check_choice(role, Role.values, "role")
+    existing = Membership.objects.filter(project=project, user=user).first()
+    if existing is not None:
+        raise InvalidData(
+            f"username: {user.get_username()} is already a member of this project "
+            f"(as {existing.role}); change their role instead"
+        )
+    return do_set_membership(project, user, role, actor)
+
+
+@transaction.atomic
+def do_remove_membership(project: Project, user, actor) -> None:
+    """Take ``user`` out of the project; the last admin stays."""
+    membership = Membership.objects.select_related("user").get(project=project, user=user)
+    _check_keeps_an_admin(project, membership, "removed")
+    before = {"user": user.get_username(), "role": membership.role}
+    membership_id = membership.pk
+    membership.delete()
+    record_event(
+        MEMBERSHIP_REMOVED,
+        actor=actor,
+        project=project,
+        object_type="Membership",
+        object_id=membership_id,
+        before=before,
+    )
 
 
 def get_or_create_task(project: Project, record: TaskRecord) -> Task:
@@ -102,6 +165,79 @@ def get_or_create_task(project: Project, record: TaskRecord) -> Task:
     return task
 
 
+def check_uid_free(project: Project, uid: str, where: str = "") -> Trajectory | None:
+    """The project's trajectory with this uid, None if the uid is free; taken elsewhere: refused.
+
+    The message does not name the other project: the importer may not be one of its members.
+    """
+    existing = Trajectory.objects.filter(uid=uid).first()
+    if existing is not None and existing.project_id != project.pk:
+        raise fail(
+            where,
+            f"trajectory {uid} already exists in another project; "
+            "use 'import as copies' to import it with a new id",
+        )
+    return existing
+
+
+REVIEWED = (Status.APPROVED, Status.REJECTED)
+
+
+def check_import_authority(record: TrajectoryRecord, actor, role: str | None, where: str) -> None:
+    """Refuse imported status and authorship the importer could not give themselves.
+
+    An annotator cannot approve their own work or edit someone else's recording, so they
+    may not import an approved trajectory or one credited to another user of this instance.
+    ``actor`` None is the command line run without ``--user``: the operator is trusted.
+    """
+    if actor is None:
+        return
+    yours = f"you are {'an ' + role if role else 'not a member'}"
+    if record.status in REVIEWED and role not in (Role.REVIEWER, Role.ADMIN):
+        raise fail(
+            field_at(where, "status"),
+            "only reviewers and admins of the project may import a trajectory with status "
+            f"{record.status!r} ({yours})",
+        )
+    if (
+        record.recorded_by
+        and role != Role.ADMIN
+        and record.recorded_by != actor.get_username()
+        and get_user_model().objects.filter(username=record.recorded_by).exists()
+    ):
+        raise fail(
+            field_at(where, "recorded_by"),
+            f"{record.recorded_by!r} is another user of this instance; only admins of the "
+            f"project may import a trajectory recorded by someone else ({yours})",
+        )
+
+
+COPY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "waypoint:import-as-copy")
+
+
+def copy_uid(project: Project, uid: str) -> str:
+    """The uid of the copy of trajectory ``uid`` in ``project``: the same on every import."""
+    return str(uuid.uuid5(COPY_NAMESPACE, f"{project.pk}/{uid}"))
+
+
+def as_copy(
+    record: TrajectoryRecord, project: Project, origin_project: str = ""
+) -> TrajectoryRecord:
+    """The record with a new uid for ``project``; labels and screens kept, the origin recorded.
+
+    The new uid is derived from the project and the original uid, so importing the same
+    archive as copies again finds the copies already there instead of making more.
+    """
+    origin = {"id": record.uid}
+    if origin_project:
+        origin["project"] = origin_project
+    return replace(
+        record,
+        uid=copy_uid(project, record.uid),
+        metadata={**record.metadata, COPIED_FROM: origin},
+    )
+
+
 def do_import_trajectory(
     project: Project, record: TrajectoryRecord, actor=None, where: str = ""
 ) -> tuple[Trajectory, bool]:
@@ -110,14 +246,8 @@ def do_import_trajectory(
     Returns the trajectory and whether it was created by this call.
     """
     check_trajectory_record(record, where)
-    existing = Trajectory.objects.filter(uid=record.uid).select_related("project").first()
+    existing = check_uid_free(project, record.uid, where)
     if existing is not None:
-        if existing.project_id != project.pk:
-            raise fail(
-                where,
-                f"trajectory {record.uid} already exists in another project "
-                f"({existing.project.name})",
-            )
         return existing, False
 
     # Blob files first (outside the transaction: a stray file is harmless, a row

@@ -10,6 +10,17 @@ urlpatterns = [
     ),
     path("projects/<int:project_id>/import/", views.project_import, name="project-import"),
     path("projects/<int:project_id>/export/", views.project_export, name="project-export"),
+    path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
+    path(
+        "projects/<int:project_id>/members/<int:user_id>/role/",
+        views.project_member_role,
+        name="project-member-role",
+    ),
+    path(
+        "projects/<int:project_id>/members/<int:user_id>/remove/",
+        views.project_member_remove,
+        name="project-member-remove",
+    ),
     path("trajectories/<int:trajectory_id>/", views.trajectory_detail, name="trajectory-detail"),
     path(
         "trajectories/<int:trajectory_id>/steps/<int:index>/",

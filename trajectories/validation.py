@@ -29,11 +29,16 @@ def fail(where: str, message: str) -> InvalidData:
     return InvalidData(f"{where} {message}" if where.endswith(":") else f"{where}: {message}")
 
 
+MAX_INT = 2**31 - 1  # the largest value of an integer column on every database
+
+
 def _int(value: Any, where: str, *, minimum: int | None = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(where, f"must be an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise fail(where, f"must be at least {minimum}, got {value}")
+    if value > MAX_INT:
+        raise fail(where, f"must be at most {MAX_INT}, got {value}")
     return value
 
 
@@ -233,8 +238,8 @@ def _fields_of(obj: Any, kinds: Mapping[str, type], where: str) -> None:
         if value is None:
             continue
         check_kind(value, kind, field_at(where, name))
-        if kind is int and value < 0:
-            raise fail(field_at(where, name), f"must be at least 0, got {value}")
+        if kind is int:
+            _int(value, field_at(where, name))
 
 
 def check_trajectory_record(record: Any, where: str = "") -> None:

@@ -12,6 +12,7 @@ from functools import wraps
 from pathlib import PurePath
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
@@ -26,17 +27,23 @@ from django.http import (
     HttpResponseNotModified,
 )
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from .access import (
     AccessDenied,
     access_blob,
     access_job,
+    access_membership,
     access_project,
     access_trajectory,
+    projects_of,
+    role_in,
 )
 from .formats import EXPORTERS, IMPORTERS
+from .formats.detect import AUTO
 from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
 from .models import (
     Anchor,
@@ -54,6 +61,7 @@ from .models import (
     Subgoal,
     Trajectory,
 )
+from .services import do_add_membership, do_remove_membership, do_set_membership
 from .validation import InvalidData
 
 PAGE_SIZE = 25
@@ -265,13 +273,27 @@ def blob_response(request: HttpRequest, found: Blob) -> HttpResponse:
 # ---------------------------------------------------------------------------- import / export
 
 
+IMPORT_FORMAT_NAMES = {"waypoint": "Waypoint export", "droidbot": "DroidBot output"}
+
+
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="A .zip or .tar archive.")
-    format = forms.ChoiceField()
+    format = forms.ChoiceField(initial=AUTO, required=False)
+    as_copies = forms.BooleanField(
+        required=False,
+        label="Import as copies",
+        help_text="New ids for every trajectory, their origin recorded: for an export of "
+        "another project on this instance, whose ids are taken.",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [(name, name) for name in sorted(IMPORTERS)]
+        self.fields["format"].choices = [(AUTO, "Detect from the archive")] + [
+            (name, IMPORT_FORMAT_NAMES.get(name, name)) for name in sorted(IMPORTERS)
+        ]
+
+    def clean_format(self) -> str:
+        return self.cleaned_data["format"] or AUTO
 
 
 class ExportForm(forms.Form):
@@ -298,7 +320,13 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            job = do_start_import(project, upload, form.cleaned_data["format"], request.user)
+            job = do_start_import(
+                project,
+                upload,
+                form.cleaned_data["format"],
+                request.user,
+                as_copies=form.cleaned_data["as_copies"],
+            )
         except InvalidData as exc:
             form.add_error(None, str(exc))
         else:
@@ -321,6 +349,96 @@ def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
         else:
             return redirect("job-detail", job.pk)
     return render(request, "trajectories/export.html", {"project": project, "form": form})
+
+
+# ---------------------------------------------------------------------------- members
+
+MANAGE_MEMBERS = (Role.ADMIN,)
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150, label="User name")
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+
+
+def user_named(username: str):
+    """An active user by name, for adding to a project."""
+    found = get_user_model().objects.filter(username=username.strip(), is_active=True).first()
+    if found is None:
+        raise InvalidData(f"username: no user named {username.strip()!r}")
+    return found
+
+
+def _members_page(
+    request: HttpRequest, project: Project, *, form: MemberForm | None = None, error: str = ""
+) -> HttpResponse:
+    context = {
+        "project": project,
+        "memberships": project.memberships.select_related("user").order_by("user__username"),
+        "can_manage": role_in(project, request.user) in MANAGE_MEMBERS,
+        "roles": Role.choices,
+        "form": form or MemberForm(),
+        "error": error,
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return _vary_on_htmx(render(request, "trajectories/_members.html", context))
+    return _vary_on_htmx(render(request, "trajectories/members.html", context))
+
+
+def _after_member_change(request: HttpRequest, project: Project) -> HttpResponse:
+    if not projects_of(request.user).filter(pk=project.pk).exists():
+        # The user took themselves out: the project is no longer theirs to see.
+        if request.htmx:
+            return HttpResponseClientRedirect(reverse("project-list"))
+        return redirect("project-list")
+    if request.htmx:
+        return _members_page(request, project)
+    return redirect("project-members", project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@forbidden_on_access_denied
+def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Who is in the project, with what role; admins add people by user name."""
+    if request.method == "GET":
+        return _members_page(request, access_project(request.user, project_id))
+    project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
+    form = MemberForm(request.POST)
+    if not form.is_valid():
+        return _members_page(request, project, form=form)
+    try:
+        user = user_named(form.cleaned_data["username"])
+        do_add_membership(project, user, form.cleaned_data["role"], request.user)
+    except InvalidData as exc:
+        return _members_page(request, project, form=form, error=str(exc))
+    return _after_member_change(request, project)
+
+
+@login_required
+@require_POST
+@forbidden_on_access_denied
+def project_member_role(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
+    membership = access_membership(project, user_id)
+    try:
+        do_set_membership(project, membership.user, request.POST.get("role", ""), request.user)
+    except InvalidData as exc:
+        return _members_page(request, project, error=str(exc))
+    return _after_member_change(request, project)
+
+
+@login_required
+@require_POST
+@forbidden_on_access_denied
+def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
+    project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
+    membership = access_membership(project, user_id)
+    try:
+        do_remove_membership(project, membership.user, request.user)
+    except InvalidData as exc:
+        return _members_page(request, project, error=str(exc))
+    return _after_member_change(request, project)
 
 
 # ---------------------------------------------------------------------------- jobs

@@ -449,7 +449,7 @@ def test_members_queue_an_import(project, alice, bob):
         ),
         (
             {"file": "upload", "format": "nope"},
-            f"format: unknown import format 'nope' (known: {', '.join(sorted(IMPORTERS))})",
+            f"format: unknown import format 'nope' (known: auto, {', '.join(sorted(IMPORTERS))})",
         ),
         (
             {"file": "notes.txt", "format": "waypoint"},

@@ -13,12 +13,20 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from ..access import role_in
 from ..models import Project, Trajectory
 from ..records import TrajectoryRecord
-from ..services import do_import_trajectory
-from ..validation import InvalidData, check_trajectory_record
+from ..services import (
+    as_copy,
+    check_import_authority,
+    check_uid_free,
+    copy_uid,
+    do_import_trajectory,
+)
+from ..validation import InvalidData, check_trajectory_record, fail
 from . import droidbot, waypoint
 from .archive import open_source
+from .detect import AUTO, detect_folder_format
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
 Reader = Callable[[Path, dict[str, Any]], Iterator[tuple[str, TrajectoryRecord]]]
@@ -42,32 +50,66 @@ def _format(name: str, catalogue: dict[str, Any], what: str) -> Any:
         raise InvalidData(f"unknown {what} format {name!r} (known: {known})") from None
 
 
+class ImportStopped(InvalidData):
+    """An import that had written some trajectories when a write was refused."""
+
+
 def import_trajectories(
     project: Project,
     source: Path,
     fmt: str = "waypoint",
     actor=None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    as_copies: bool = False,
     workdir: Path | None = None,
 ) -> dict[str, int]:
     """Import a folder, .zip or .tar; return counts of created and already present.
 
-    An archive is unpacked under ``workdir`` (a job's own folder), else the system's temp folder.
+    ``fmt`` may be ``"auto"``: the format is then told from the content. With ``as_copies``
+    every trajectory gets a new id in this project and records where it came from (for an
+    export of another project on this instance, whose ids are taken). An archive is unpacked
+    under ``workdir`` (a job's own folder), else the system's temp folder.
     """
-    reader, counter = _format(fmt, IMPORTERS, "import")
     with open_source(Path(source), workdir) as folder:
+        if fmt == AUTO:
+            fmt = detect_folder_format(folder, Path(source).name)
+        reader, counter = _format(fmt, IMPORTERS, "import")
+        origin = waypoint.exported_project(folder) if fmt == "waypoint" else ""
         total = counter(folder)
-        # First pass: check everything, so bad input changes nothing.
-        checked = 0
+        # First pass: check everything, ids included, so bad input changes nothing.
         verified: dict[str, Any] = {}
-        for where, record in reader(folder, verified):
+        seen: dict[str, str] = {}
+        role = role_in(project, actor) if actor is not None else None
+        for checked, (where, record) in enumerate(reader(folder, verified), start=1):
             check_trajectory_record(record, where)
-            checked += 1
+            check_import_authority(record, actor, role, where)
+            if record.uid in seen:
+                raise fail(
+                    where, f"trajectory {record.uid} appears twice: already at {seen[record.uid]}"
+                )
+            seen[record.uid] = where.rstrip(":")
+            check_uid_free(
+                project, copy_uid(project, record.uid) if as_copies else record.uid, where
+            )
             if progress:
                 progress(checked, 2 * total)
         counts = {"created": 0, "existing": 0, "steps": 0}
         for where, record in reader(folder, verified):
-            _, created = do_import_trajectory(project, record, actor=actor, where=where)
+            if as_copies:
+                record = as_copy(record, project, origin)
+            try:
+                _, created = do_import_trajectory(project, record, actor=actor, where=where)
+            except InvalidData as exc:
+                if not counts["created"]:
+                    raise
+                # Only a concurrent write can get here (every check passed above): say so.
+                n = counts["created"]
+                written = f"{n} trajectory was" if n == 1 else f"{n} trajectories were"
+                raise ImportStopped(
+                    f"import stopped: {exc}; {written} imported before it "
+                    "(importing the same archive again resumes)"
+                ) from None
             counts["created" if created else "existing"] += 1
             counts["steps"] += len(record.steps) if created else 0
             if progress:

@@ -8,16 +8,19 @@ than ``WAYPOINT_MAX_UPLOAD_BYTES`` in all (a zip bomb is refused before it is wr
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
+import sys
 import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from django.conf import settings
 
-from ..validation import InvalidData
+from ..validation import InvalidData, fail
 
 
 def human_size(size: int) -> str:
@@ -37,6 +40,25 @@ def check_file_size(size: int, where: str) -> None:
         )
 
 
+def loads(raw: bytes | str, where: str) -> Any:
+    """``json.loads``, with the parser's own limits refused by name.
+
+    Python's parser raises ``RecursionError`` for deep nesting (e.g. 100,000 ``[``) and a
+    plain ``ValueError`` for an integer of more digits than ``sys.get_int_max_str_digits()``;
+    both become :class:`InvalidData` naming the place. Syntax and encoding errors
+    (``JSONDecodeError``, ``UnicodeDecodeError``) pass through for the caller to word.
+    """
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise fail(where, "invalid JSON: nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        raise fail(where, f"invalid JSON: a number has more than {limit} digits") from None
+
+
 def _safe_member_path(name: str, archive: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
@@ -50,6 +72,16 @@ def _check_total(total: int, archive: str) -> None:
         raise InvalidData(
             f"{archive}: unpacks to more than {human_size(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
         )
+
+
+def _check_no_clash(members: list[tuple[PurePosixPath, bool]], archive: str) -> None:
+    """Refuse an archive naming one path as both a file and a folder (it cannot be unpacked)."""
+    files = {path for path, is_dir in members if not is_dir}
+    folders = {path for path, is_dir in members if is_dir}
+    folders |= {parent for path, _ in members for parent in path.parents}
+    clash = sorted(files & folders)
+    if clash:
+        raise InvalidData(f"{archive}: {clash[0].as_posix()!r} is both a file and a folder")
 
 
 def _unpack_zip(source: Path, dest: Path) -> None:
@@ -69,6 +101,10 @@ def _unpack_zip(source: Path, dest: Path) -> None:
                 check_file_size(info.file_size, f"{source.name}: {path}")
                 total += info.file_size
         _check_total(total, source.name)
+        _check_no_clash(
+            [(_safe_member_path(i.filename, source.name), i.is_dir()) for i in members],
+            source.name,
+        )
         for info in members:
             path = _safe_member_path(info.filename, source.name)
             target = dest.joinpath(*path.parts)
@@ -105,6 +141,9 @@ def _unpack_tar(source: Path, dest: Path) -> None:
                 check_file_size(member.size, f"{source.name}: {path}")
                 total += member.size
         _check_total(total, source.name)
+        _check_no_clash(
+            [(_safe_member_path(m.name, source.name), m.isdir()) for m in members], source.name
+        )
         try:
             archive.extractall(dest, members=members, filter="data")
         except (tarfile.TarError, EOFError, OSError) as exc:

@@ -82,7 +82,7 @@ from ..blobs import check_image
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIElement, UITree, UIXmlError, parse_ui_xml, views_to_uiautomator_xml
 from ..validation import InvalidData
-from .archive import check_file_size, read_file
+from .archive import check_file_size, loads, read_file
 
 STATES = "states"
 EVENTS = "events"
@@ -185,7 +185,7 @@ def _tag(name: str) -> str:
 def _load_json(folder: Path, name: str) -> Any:
     raw = read_file(folder, name, name)
     try:
-        return json.loads(raw)
+        return loads(raw, name)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidData(f"{name}: invalid JSON ({exc})") from None
 
@@ -273,7 +273,7 @@ def _read_utg(folder: Path) -> dict[str, Any]:
     text = read_file(folder, UTG, UTG).decode("utf-8", errors="replace")
     _, eq, body = text.partition("=")
     try:
-        utg = json.loads(body.strip().rstrip(";")) if eq else None
+        utg = loads(body.strip().rstrip(";"), UTG) if eq else None
     except json.JSONDecodeError as exc:
         raise InvalidData(f"{UTG}: invalid JSON after 'var utg =' ({exc})") from None
     if not isinstance(utg, dict):

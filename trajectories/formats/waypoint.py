@@ -43,7 +43,7 @@ from ..models import (
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIXmlError, parse_ui_xml
 from ..validation import InvalidData, check_kind, fail, field_at
-from .archive import read_file
+from .archive import loads, read_file
 
 FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
@@ -365,7 +365,7 @@ def export_waypoint(
                 if progress and (counts["trajectories"] % 20 == 0):
                     progress(counts["trajectories"], total)
         counts["files"] += 1
-        _write_manifest(work, counts, data_hash.hexdigest(), sums_path)
+        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, _project_of(trajectories))
         sums_path.unlink()
         os.replace(work, dest)
     except BaseException:
@@ -376,10 +376,26 @@ def export_waypoint(
     return counts
 
 
-def _write_manifest(work: Path, counts: dict[str, int], data_sha: str, sums_path: Path) -> None:
+def _project_of(trajectories: QuerySet[Trajectory]) -> str:
+    """The name of the project the trajectories come from ("" for none or several)."""
+    names = list(trajectories.order_by().values_list("project__name", flat=True).distinct()[:2])
+    return names[0] if len(names) == 1 else ""
+
+
+def exported_project(folder: Path) -> str:
+    """The name of the project an export came from, as its manifest says ("" if it does not)."""
+    project = read_manifest(folder).get("project")
+    return project if isinstance(project, str) else ""
+
+
+def _write_manifest(
+    work: Path, counts: dict[str, int], data_sha: str, sums_path: Path, project: str
+) -> None:
     """Stream the manifest: the file list is copied line by line from the side file."""
     with open(work / MANIFEST, "w", encoding="utf-8") as out:
         head = {"format": FORMAT, "schema": SCHEMA, "schema_version": SCHEMA_VERSION}
+        if project:
+            head["project"] = project  # where an import as copies records they came from
         out.write(json.dumps(head, indent=1)[:-2] + ",\n")
         out.write(f' "counts": {json.dumps(counts, sort_keys=True)},\n')
         out.write(' "files": {\n')
@@ -429,7 +445,7 @@ class _Fields:
 def read_manifest(folder: Path) -> dict[str, Any]:
     raw = read_file(folder, MANIFEST, MANIFEST)
     try:
-        manifest = json.loads(raw)
+        manifest = loads(raw, MANIFEST)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidData(f"{MANIFEST}: invalid JSON ({exc})") from None
     fields = _Fields(manifest, MANIFEST)
@@ -617,7 +633,7 @@ def read_waypoint(
                 continue
             where = f"{DATA_FILE} line {number}:"
             try:
-                obj = json.loads(raw.rstrip())
+                obj = loads(raw.rstrip(), where)
             except json.JSONDecodeError as exc:
                 raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
             except UnicodeDecodeError as exc:

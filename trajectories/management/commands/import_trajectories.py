@@ -3,7 +3,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from trajectories.formats import IMPORTERS, import_trajectories
+from trajectories.formats import IMPORTERS, ImportStopped, import_trajectories
+from trajectories.formats.detect import AUTO
 from trajectories.models import Project
 from trajectories.validation import InvalidData
 
@@ -14,7 +15,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("source", help="A folder, .zip or .tar archive.")
         parser.add_argument("--project", required=True, type=int, help="Project id.")
-        parser.add_argument("--format", default="waypoint", choices=sorted(IMPORTERS))
+        parser.add_argument(
+            "--format",
+            default=AUTO,
+            choices=[AUTO, *sorted(IMPORTERS)],
+            help="The archive's format; 'auto' (the default) tells it from the content.",
+        )
+        parser.add_argument(
+            "--as-copies",
+            action="store_true",
+            help="Give every trajectory a new id and record where it came from (to import an "
+            "export of another project on this instance).",
+        )
         parser.add_argument("--user", help="Username recorded as the importer.")
 
     def handle(self, *args, **options):
@@ -34,8 +46,15 @@ class Command(BaseCommand):
 
         try:
             counts = import_trajectories(
-                project, Path(options["source"]), options["format"], actor=actor, progress=progress
+                project,
+                Path(options["source"]),
+                options["format"],
+                actor=actor,
+                progress=progress,
+                as_copies=options["as_copies"],
             )
+        except ImportStopped as exc:
+            raise CommandError(str(exc)) from None
         except InvalidData as exc:
             raise CommandError(f"import failed, nothing was imported: {exc}") from None
         self.stdout.write(

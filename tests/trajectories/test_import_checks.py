@@ -1,0 +1,238 @@
+"""A refused import writes nothing: every check, ids included, runs before the first write."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from trajectories.formats import ImportStopped, export_trajectories, import_trajectories
+from trajectories.models import Anchor, Blob, Screen, Step, Subgoal, Trajectory
+from trajectories.services import do_create_project, do_import_trajectory
+from trajectories.validation import InvalidData
+
+from .builders import make_record
+from .test_native_format import rewrite
+
+pytestmark = pytest.mark.django_db
+
+
+def sizes() -> dict[str, int]:
+    return {
+        "trajectories": Trajectory.objects.count(),
+        "screens": Screen.objects.count(),
+        "steps": Step.objects.count(),
+        "subgoals": Subgoal.objects.count(),
+        "anchors": Anchor.objects.count(),
+    }
+
+
+@pytest.fixture
+def secret(charlie):
+    """A project alice cannot see."""
+    return do_create_project("Charlie's secret lab", charlie)
+
+
+@pytest.fixture
+def second_line_taken(secret, tmp_path) -> tuple[Path, str]:
+    """An export whose line 1 is new to everyone and whose line 2 is a trajectory of ``secret``."""
+    do_import_trajectory(secret, make_record(steps=3, seed=1))
+    do_import_trajectory(secret, make_record(steps=12, seed=2))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=secret), out)
+    first, second = (json.loads(line)["id"] for line in (out / "trajectories.jsonl").open())
+    Trajectory.objects.filter(uid=first).delete()
+    return out, second
+
+
+def test_it_refuses_an_id_taken_by_another_project_before_writing_anything(
+    project, second_line_taken
+):
+    source, taken = second_line_taken
+    before = sizes()
+    blobs = Blob.objects.count()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, source)
+    assert str(caught.value) == (
+        f"trajectories.jsonl line 2: trajectory {taken} already exists in another project; "
+        "use 'import as copies' to import it with a new id"
+    )
+    assert sizes() == before
+    assert Blob.objects.count() == blobs
+    assert not project.trajectories.exists()
+
+
+def test_the_error_does_not_name_the_other_project(project, second_line_taken):
+    source, _ = second_line_taken
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, source)
+    assert "secret" not in str(caught.value).lower()
+
+
+def test_the_command_imports_nothing_when_it_says_so(project, second_line_taken):
+    source, taken = second_line_taken
+    before = sizes()
+    with pytest.raises(CommandError) as caught:
+        call_command("import_trajectories", source, "--project", project.pk, stdout=io.StringIO())
+    assert str(caught.value) == (
+        "import failed, nothing was imported: trajectories.jsonl line 2: trajectory "
+        f"{taken} already exists in another project; use 'import as copies' to import it "
+        "with a new id"
+    )
+    assert sizes() == before
+
+
+def test_it_refuses_the_same_id_twice_in_one_file_naming_both_lines(project, tmp_path):
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    do_import_trajectory(project, make_record(steps=3, seed=5))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    rewrite(out, lambda lines: lines.append(lines[0]))
+    uid = json.loads((out / "trajectories.jsonl").read_text().splitlines()[0])["id"]
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, out)
+    assert str(caught.value) == (
+        f"trajectories.jsonl line 3: trajectory {uid} appears twice: "
+        "already at trajectories.jsonl line 1"
+    )
+    assert sizes() == {"trajectories": 0, "screens": 0, "steps": 0, "subgoals": 0, "anchors": 0}
+
+
+# ---------------------------------------------------------------- hostile JSON and archives
+
+
+@pytest.fixture
+def fresh(project, tmp_path) -> Path:
+    do_import_trajectory(project, make_record(steps=2, seed=6))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    return out
+
+
+def refused(project, source) -> str:
+    before = sizes()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, source)
+    assert sizes() == before
+    return str(caught.value)
+
+
+def test_it_refuses_json_nested_too_deeply(project, fresh):
+    rewrite(fresh, lambda lines: lines.__setitem__(0, "[" * 100_000))
+    assert refused(project, fresh) == "trajectories.jsonl line 1: invalid JSON: nested too deeply"
+
+
+def test_it_refuses_a_manifest_nested_too_deeply(project, fresh):
+    (fresh / "manifest.json").write_text("[" * 100_000)
+    assert refused(project, fresh) == "manifest.json: invalid JSON: nested too deeply"
+
+
+def test_it_refuses_an_integer_of_5000_digits(project, fresh):
+    def widen(lines):
+        lines[0] = json.dumps(lines[0]).replace('"width": 120', '"width": 1' + "0" * 5000, 1)
+
+    rewrite(fresh, widen)
+    assert refused(project, fresh) == (
+        "trajectories.jsonl line 1: invalid JSON: a number has more than 4300 digits"
+    )
+
+
+def test_the_job_names_the_json_error_instead_of_an_internal_error(project, fresh, alice):
+    from django.core.files.base import ContentFile
+
+    from trajectories.jobs import do_start_import, run_job
+    from trajectories.models import Job
+
+    rewrite(fresh, lambda lines: lines.__setitem__(0, "[" * 100_000))
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in sorted(fresh.rglob("*")):
+            archive.write(path, f"export/{path.relative_to(fresh)}")
+    job = do_start_import(project, ContentFile(data.getvalue(), name="deep.zip"), "waypoint", alice)
+    run_job(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    assert (job.status, job.message) == (
+        "failed",
+        "trajectories.jsonl line 1: invalid JSON: nested too deeply",
+    )
+
+
+def test_it_refuses_droidbot_json_nested_too_deeply(project, tmp_path):
+    from .test_droidbot import copy_run
+
+    run = copy_run(tmp_path)
+    state = sorted((run / "states").glob("state_*.json"))[0]
+    state.write_text("[" * 100_000)
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, run, "droidbot")
+    assert str(caught.value) == f"states/{state.name}: invalid JSON: nested too deeply"
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        ["export/screens", "export/screens/a.png"],
+        ["export/screens/a.png", "export/screens"],
+        ["export/screens/", "export/screens"],
+    ],
+)
+def test_it_refuses_a_zip_with_a_file_and_a_folder_of_the_same_name(project, tmp_path, members):
+    archive = tmp_path / "clash.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("export/manifest.json", "{}")
+        for name in members:
+            out.writestr(name, "" if name.endswith("/") else "x")
+    assert refused(project, archive) == "clash.zip: 'export/screens' is both a file and a folder"
+
+
+def test_it_refuses_a_tar_with_a_file_and_a_folder_of_the_same_name(project, tmp_path):
+    archive = tmp_path / "clash.tar"
+    with tarfile.open(archive, "w") as out:
+        for name in ("export/xml", "export/xml/a.xml"):
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            out.addfile(info, io.BytesIO(b"x"))
+    assert refused(project, archive) == "clash.tar: 'export/xml' is both a file and a folder"
+
+
+def test_it_refuses_a_number_too_large_for_the_database_before_writing(project, tmp_path):
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    do_import_trajectory(project, make_record(steps=3, seed=5))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    rewrite(out, lambda lines: lines[1]["device"].update(density=10**30))
+    assert refused(project, out) == (
+        f"trajectories.jsonl line 2: device.density: must be at most 2147483647, got {10**30}"
+    )
+
+
+def test_an_id_taken_while_the_import_runs_is_reported_honestly(project, secret, tmp_path):
+    """Another project takes line 2's id between the checks and the writes."""
+    records = {r.uid: r for r in (make_record(steps=2, seed=11), make_record(steps=3, seed=12))}
+    for record in records.values():
+        do_import_trajectory(project, record)
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    second = records[json.loads((out / "trajectories.jsonl").read_text().splitlines()[1])["id"]]
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == total // 2:  # the last check has passed; nothing is written yet
+            do_import_trajectory(secret, second)
+
+    with pytest.raises(ImportStopped) as caught:
+        import_trajectories(project, out, progress=meanwhile)
+    assert str(caught.value) == (
+        f"import stopped: trajectories.jsonl line 2: trajectory {second.uid} already exists in "
+        "another project; use 'import as copies' to import it with a new id; 1 trajectory was "
+        "imported before it (importing the same archive again resumes)"
+    )
+    assert project.trajectories.count() == 1
