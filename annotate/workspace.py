@@ -14,6 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from trajectories.blobs import read_blob
+from trajectories.edits import EDITABLE, undo_state
+from trajectories.labels import anchor_dict, memory_target_dict, subgoal_dict
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -31,10 +33,8 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
-from .labels import anchor_dict, memory_target_dict, subgoal_dict
 from .models import ReviewComment
 from .permissions import may_edit, may_review
-from .services import EDITABLE, undo_state
 
 PALETTE = [
     "#4e79a7",

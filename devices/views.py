@@ -34,6 +34,7 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
+from trajectories.edits import StaleVersion
 from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import forbidden_on_access_denied, immutable_response
@@ -66,7 +67,14 @@ from .services.leases import can_force_release
 from .virtual.status import read_status
 
 THUMB_WIDTH = 216
-RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
+RECORDING_ERRORS = (
+    InvalidData,
+    StaleVersion,
+    RecordingError,
+    LeaseConflict,
+    DeviceUnavailable,
+    AccessDenied,
+)
 
 
 def recordable_projects(user) -> list[Project]:
@@ -353,11 +361,24 @@ def undo(request: HttpRequest, serial: str) -> HttpResponse:
     )
 
 
+def posted_version(request: HttpRequest) -> int | None:
+    """The trajectory version the console showed when the form was sent (None: not sent)."""
+    try:
+        return int(request.POST.get("version", ""))
+    except ValueError:
+        return None
+
+
 @login_required
 @require_POST
 def note(request: HttpRequest, serial: str) -> HttpResponse:
     try:
-        do_add_note(_driven(request, serial), request.user, request.POST.get("text", ""))
+        do_add_note(
+            _driven(request, serial),
+            request.user,
+            posted_version(request),
+            request.POST.get("text", ""),
+        )
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial)
@@ -375,6 +396,7 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
         do_mark_memory_target(
             trajectory,
             request.user,
+            posted_version(request),
             key=request.POST.get("key", ""),
             value=request.POST.get("value", ""),
             bounds=bounds,
@@ -390,17 +412,18 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
 def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
-        step = Step.objects.select_related("trajectory").get(trajectory=trajectory, index=index)
+        if not Step.objects.filter(trajectory=trajectory, index=index).exists():
+            return _panel(request, serial, f"No step {index}.")
         do_update_step_labels(
-            step,
+            trajectory,
             request.user,
+            posted_version(request),
+            index,
             thought=request.POST.get("thought", ""),
             summary=request.POST.get("summary", ""),
             memory=request.POST.get("memory", ""),
             trainable=request.POST.get("trainable") == "on",
         )
-    except Step.DoesNotExist:
-        return _panel(request, serial, f"No step {index}.")
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial, selected=index)

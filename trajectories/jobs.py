@@ -33,6 +33,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from . import events
 from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
 from .formats.archive import human_size
 from .formats.detect import AUTO, detect_archive_format
@@ -121,7 +122,7 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
         job.input_path = default_storage.save(f"jobs/{job.pk}/input/{name}", upload)
         job.save(update_fields=["input_path"])
         record_event(
-            "job.import_queued",
+            events.JOB_IMPORT_QUEUED,
             actor=actor,
             project=project,
             obj=job,
@@ -153,7 +154,7 @@ def do_start_export(
             params={"filters": filters},
         )
         record_event(
-            "job.export_queued",
+            events.JOB_EXPORT_QUEUED,
             actor=actor,
             project=project,
             obj=job,
@@ -302,7 +303,7 @@ def reap_stale_jobs() -> dict[str, int]:
         ).update(status=JobStatus.QUEUED, heartbeat_at=None)
         if requeued:
             record_event(
-                "job.requeued",
+                events.JOB_REQUEUED,
                 actor=None,
                 project=job.project,
                 obj=job,
@@ -367,7 +368,7 @@ def do_retry_job(job: Job, actor) -> Job:
             heartbeat_at=None,
         )
         if retried:
-            record_event("job.retried", actor=actor, project=job.project, obj=job, after={})
+            record_event(events.JOB_RETRIED, actor=actor, project=job.project, obj=job, after={})
             _enqueue(job)
     job.refresh_from_db()
     return job
@@ -433,7 +434,7 @@ def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = N
         log.warning("job %s was taken over by another worker; %s not recorded", job.pk, status)
         return False
     record_event(
-        f"job.{status}",
+        events.JOB_ENDED[status],
         actor=job.created_by,
         project=job.project,
         obj=job,

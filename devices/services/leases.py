@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from trajectories import events
 from trajectories.models import Status, Trajectory
 from trajectories.services import record_event
 
@@ -58,7 +59,7 @@ def do_take_device(serial: str, adb_server: str, user, seconds: int | None = Non
                 _interrupt_recording(lease, f"the lease of {lease.holder.get_username()} expired")
                 Lease.objects.filter(pk=lease.pk, expires_at=lease.expires_at).delete()
                 record_event(
-                    "device.lease_expired",
+                    events.DEVICE_LEASE_EXPIRED,
                     after={"serial": serial, "holder": lease.holder.get_username()},
                 )
                 lease = None
@@ -76,7 +77,7 @@ def do_take_device(serial: str, adb_server: str, user, seconds: int | None = Non
                         )
                 except IntegrityError:
                     continue  # someone took it between our read and our write
-                record_event("device.taken", actor=user, after={"serial": serial})
+                record_event(events.DEVICE_TAKEN, actor=user, after={"serial": serial})
                 return lease
             lease.adb_server = adb_server
             lease.heartbeat_at = now
@@ -130,7 +131,7 @@ def do_release_device(serial: str, user, *, force: bool = False) -> bool:
             _interrupt_recording(lease, "the device was released during the recording")
         lease.delete()
         record_event(
-            "device.released",
+            events.DEVICE_RELEASED,
             actor=user,
             after={"serial": serial, "holder": lease.holder.get_username(), "forced": force},
         )

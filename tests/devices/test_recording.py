@@ -186,15 +186,23 @@ def test_settling_gives_up_at_the_timeout(recording, alice, device, settings):
 
 def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
     step = record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
-    do_update_step_labels(step, alice, thought="Open the shop", memory="", trainable=False)
+    do_update_step_labels(
+        recording, alice, recording.version, step.index, thought="Open the shop", trainable=False
+    )
     step.refresh_from_db()
     assert (step.thought, step.trainable) == ("Open the shop", False)
-    do_add_note(recording, alice, "The shop opened slowly")
+    do_add_note(recording, alice, recording.version, "The shop opened slowly")
     assert recording.metadata["notes"][0]["before_step"] == 1
 
     box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
     target = do_mark_memory_target(
-        recording, alice, key="kettle", value="", bounds=list(box.bounds), source="element"
+        recording,
+        alice,
+        recording.version,
+        key="kettle",
+        value="",
+        bounds=list(box.bounds),
+        source="element",
     )
     assert target.encode_step == 1 and target.evidence["node"]["resource_id"].endswith("kettle")
     assert target.value == box.text or target.value == box.content_desc
@@ -226,7 +234,9 @@ def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_a
 
     record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
     box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
-    do_mark_memory_target(recording, alice, key="kettle", value="", bounds=list(box.bounds))
+    do_mark_memory_target(
+        recording, alice, recording.version, key="kettle", value="", bounds=list(box.bounds)
+    )
     assert do_interrupt(recording, "the device went away")
     recording.refresh_from_db()
     assert recording.status == Status.INTERRUPTED
