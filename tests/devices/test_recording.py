@@ -335,3 +335,83 @@ def test_an_expired_lease_is_free_and_interrupts_its_recording(recording, adb_se
     recording.refresh_from_db()
     assert recording.status == Status.INTERRUPTED
     assert "the lease of alice expired" in recording.metadata["interruption"]["reason"]
+
+
+# ------------------------------------------------------------ labels go through the edit protocol
+
+
+def test_console_labels_are_the_workspace_edits_with_the_same_event_kinds(recording, alice):
+    from trajectories import edits, events
+
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    version = recording.version
+    do_update_step_labels(recording, alice, version, 0, thought="Open the shop")
+    do_add_note(recording, alice, version + 1, "The shop opened slowly")
+    box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
+    do_mark_memory_target(
+        recording, alice, version + 2, key="kettle", value="", bounds=list(box.bounds)
+    )
+    assert recording.version == version + 3
+    kinds = list(
+        AuditEvent.objects.filter(trajectory=recording)
+        .order_by("id")
+        .values_list("kind", flat=True)
+    )[-3:]
+    assert kinds == [events.STEP_UPDATED, events.NOTE_ADDED, events.MEMORY_TARGET_ADDED]
+
+    # each one is on the undo stack: after the recording, the workspace undoes them in turn
+    do_finish_recording(recording, alice)
+    recording.refresh_from_db()
+    assert edits.do_undo(recording, alice, recording.version)
+    assert not MemoryTarget.objects.filter(trajectory=recording).exists()
+    assert edits.do_undo(recording, alice, recording.version)
+    recording.refresh_from_db()
+    assert recording.metadata.get("notes") == []
+    assert edits.do_undo(recording, alice, recording.version)
+    assert recording.steps.get(index=0).thought == ""
+
+
+def test_a_console_edit_of_an_older_version_is_refused_naming_who_changed_it(recording, alice, bob):
+    from trajectories.edits import StaleVersion
+
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    seen = recording.version
+    do_add_note(recording, alice, seen, "first")
+    with pytest.raises(
+        StaleVersion, match=f"alice changed this trajectory .*you edited version {seen}"
+    ):
+        do_update_step_labels(recording, alice, seen, 0, thought="late")
+    with pytest.raises(StaleVersion):
+        do_add_note(recording, alice, seen, "second")
+    assert recording.steps.get(index=0).thought == ""
+    assert [n["text"] for n in Trajectory.objects.get(pk=recording.pk).metadata["notes"]] == [
+        "first"
+    ]
+
+
+def test_console_edits_without_a_version_are_refused(recording, alice):
+    from trajectories.validation import InvalidData
+
+    with pytest.raises(InvalidData, match="version: must be the integer version you edited"):
+        do_add_note(recording, alice, None, "no version")
+
+
+def test_finishing_keeps_a_note_added_from_another_request(recording, alice):
+    """Metadata is read and written under the row lock, never from an older copy in memory."""
+    other = Trajectory.objects.get(pk=recording.pk)
+    do_add_note(other, alice, other.version, "added in another tab")
+    do_finish_recording(recording, alice, answer="42")  # `recording` still has no note
+    stored = Trajectory.objects.get(pk=recording.pk).metadata
+    assert [n["text"] for n in stored["notes"]] == ["added in another tab"]
+    assert stored["answer"] == "42"
+
+
+def test_the_console_panel_says_to_reload_when_its_version_is_old(client, recording, alice, device):
+    client.force_login(alice)
+    url = f"/devices/{device.serial}/note/"
+    page = client.post(url, {"text": "one", "version": recording.version})
+    assert "one" in page.content.decode()
+    again = client.post(url, {"text": "two", "version": recording.version}).content.decode()
+    assert "reload to see it" in again
+    notes = Trajectory.objects.get(pk=recording.pk).metadata["notes"]
+    assert [n["text"] for n in notes] == ["one"]
