@@ -37,7 +37,8 @@ from . import events
 from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
 from .formats.archive import human_size
 from .formats.detect import AUTO, detect_archive_format
-from .models import Job, JobKind, JobStatus, Project, Trajectory
+from .models import Job, JobKind, JobStatus, Project
+from .selectors import check_trajectory_filters, trajectory_list
 from .services import record_event
 from .validation import InvalidData
 
@@ -132,19 +133,11 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
     return job
 
 
-EXPORT_FILTERS = ("status", "outcome", "task", "source")
-
-
 def do_start_export(
     project: Project, fmt: str, actor, filters: dict[str, Any] | None = None
 ) -> Job:
     check_format(fmt, JobKind.EXPORT)
-    filters = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-    unknown = set(filters) - set(EXPORT_FILTERS)
-    if unknown:
-        raise InvalidData(
-            f"filters: unknown filter {sorted(unknown)[0]!r} (known: {', '.join(EXPORT_FILTERS)})"
-        )
+    filters = check_trajectory_filters(filters)  # the list's filters, with its rules
     with transaction.atomic():
         job = Job.objects.create(
             project=project,
@@ -165,14 +158,8 @@ def do_start_export(
 
 
 def export_scope(job: Job):
-    trajectories = Trajectory.objects.filter(project=job.project).originals()
-    filters = job.params.get("filters", {})
-    if "task" in filters:
-        trajectories = trajectories.filter(task__uid=filters["task"])
-    for name in ("status", "outcome", "source"):
-        if name in filters:
-            trajectories = trajectories.filter(**{name: filters[name]})
-    return trajectories
+    """The trajectories an export job writes: the project's list with the job's filters."""
+    return trajectory_list(None, job.project, job.params.get("filters", {}))
 
 
 class _Progress:
