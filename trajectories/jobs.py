@@ -26,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -47,10 +48,15 @@ log = logging.getLogger(__name__)
 PROGRESS_INTERVAL_S = 0.5
 
 
-def _send(job_id: int) -> None:
-    from .tasks import run_job_task
+RUN_JOB_TASK = "trajectories.run_job"  # the name of trajectories.tasks.run_job_task
 
-    run_job_task.delay(job_id)
+
+def _send(job_id: int) -> None:
+    """Queue the job for a worker, by the task's name (tasks.py imports this module)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        run_job(job_id)  # what the task does, here and now
+    else:
+        current_app.send_task(RUN_JOB_TASK, args=(job_id,))
 
 
 def _enqueue(job: Job) -> None:
