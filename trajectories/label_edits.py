@@ -15,7 +15,15 @@ from django.utils import timezone
 
 from . import events
 from .edits import EDITABLE, edit
-from .labels import NOTES, STEP_FIELDS, SUBGOAL_FIELDS
+from .labels import (
+    NOTES,
+    STEP_FIELDS,
+    SUBGOAL_FIELDS,
+    anchor_row,
+    link_row,
+    memory_target_row,
+    subgoal_row,
+)
 from .models import Anchor, AnchorLink, MemoryTarget, Status, Step, Subgoal, Trajectory
 from .validation import (
     InvalidData,
@@ -76,6 +84,11 @@ def check_evidence(value: Any, where: str = "evidence") -> dict[str, Any]:
     return evidence
 
 
+def _saved(row: Any) -> Any:
+    row.save(force_insert=True)
+    return row
+
+
 def _subgoal(locked: Trajectory, subgoal_id: Any) -> Subgoal:
     try:
         return Subgoal.objects.get(trajectory=locked, pk=int(subgoal_id))
@@ -102,15 +115,15 @@ def do_split_subgoal(trajectory: Trajectory, actor, expected_version: Any, step:
         if around is not None:
             if around.start == at:
                 raise fail("step", f"step {at} already starts subgoal {around.start}–{around.end}")
-            new = Subgoal.objects.create(trajectory=locked, start=at, end=around.end)
+            new = _saved(subgoal_row(locked, {"start": at, "end": around.end}))
             around.end = at - 1
             around.save(update_fields=["end"])
             return new
         first = max((g.end + 1 for g in subgoals if g.end < at), default=0)
         last = min((g.start - 1 for g in subgoals if g.start > at), default=n - 1)
         if at > first:
-            Subgoal.objects.create(trajectory=locked, start=first, end=at - 1)
-        return Subgoal.objects.create(trajectory=locked, start=at, end=last)
+            _saved(subgoal_row(locked, {"start": first, "end": at - 1}))
+        return _saved(subgoal_row(locked, {"start": at, "end": last}))
 
     return edit(
         trajectory,
@@ -353,13 +366,9 @@ def do_add_memory_target(
     evidence = check_evidence(evidence)
 
     def change(locked: Trajectory) -> MemoryTarget:
-        return MemoryTarget.objects.create(
-            trajectory=locked,
-            key=key,
-            value=value,
-            encode_step=encode_step,
-            retrieve_steps=retrieve,
-            evidence=evidence,
+        row = {"key": key, "value": value, "encode_step": encode_step}
+        return _saved(
+            memory_target_row(locked, {**row, "retrieve_steps": retrieve, "evidence": evidence})
         )
 
     return edit(
@@ -459,14 +468,13 @@ def do_add_anchor(
 
     def change(locked: Trajectory) -> Anchor:
         keys = Anchor.objects.filter(trajectory=locked).values_list("key", flat=True)
-        return Anchor.objects.create(
-            trajectory=locked,
-            key=next_anchor_key(keys),
-            step_index=at,
-            type=anchor_type,
-            content=content,
-            description=description,
-            evidence=evidence,
+        row = {"step": at, "type": anchor_type, "content": content}
+        return _saved(
+            anchor_row(
+                locked,
+                {**row, "description": description, "evidence": evidence},
+                next_anchor_key(keys),
+            )
         )
 
     return edit(
@@ -549,9 +557,9 @@ def do_add_anchor_link(
             source=anchors[source], target=anchors[target], relation=relation
         ).exists():
             raise InvalidData(f"the link {source} -{relation}-> {target} already exists")
-        return AnchorLink.objects.create(
-            source=anchors[source], target=anchors[target], relation=relation, critical=critical
-        )
+        ids = {key: anchor.pk for key, anchor in anchors.items()}
+        link = {"source": source, "target": target, "relation": relation, "critical": critical}
+        return _saved(link_row(link, ids))
 
     return edit(
         trajectory,

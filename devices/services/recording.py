@@ -24,6 +24,7 @@ from django.utils import timezone
 from trajectories import events, label_edits
 from trajectories.blobs import put_blobs, read_blob
 from trajectories.edits import RECORDING, update_metadata
+from trajectories.labels import memory_target_dict
 from trajectories.models import (
     ActionType,
     MemoryTarget,
@@ -184,6 +185,10 @@ def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None =
     return trajectory
 
 
+def _without_id(label: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in label.items() if k != "id"}
+
+
 def _park_memory_targets(
     trajectory: Trajectory, metadata: dict[str, Any], encode_steps: list[int], reason: str
 ) -> list[dict[str, Any]]:
@@ -195,17 +200,8 @@ def _park_memory_targets(
     ``metadata["parked_memory_targets"]`` so nothing typed is lost and the labels stay valid.
     """
     targets = list(MemoryTarget.objects.filter(trajectory=trajectory, encode_step__in=encode_steps))
-    parked = [
-        {
-            "key": t.key,
-            "value": t.value,
-            "encode_step": t.encode_step,
-            "evidence": t.evidence,
-            "reason": reason,
-            "at": timezone.now().isoformat(),
-        }
-        for t in targets
-    ]
+    at = timezone.now().isoformat()
+    parked = [{**_without_id(memory_target_dict(t)), "reason": reason, "at": at} for t in targets]
     if parked:
         metadata.setdefault("parked_memory_targets", []).extend(parked)
         MemoryTarget.objects.filter(pk__in=[t.pk for t in targets]).delete()

@@ -9,7 +9,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from tests.trajectories.builders import make_record
-from trajectories import edits, events
+from trajectories import edits, events, label_edits
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Step, Subgoal
 from trajectories.services import do_import_trajectory
 
@@ -111,3 +111,64 @@ def test_the_database_refuses_a_memory_target_without_a_key(stored):
     refused(
         lambda: MemoryTarget.objects.create(trajectory=stored, key="", value="v", encode_step=0)
     )
+
+
+# ---------------------------------------------------------------- one mapping per label row
+
+LABEL_MODELS = {"Subgoal", "MemoryTarget", "Anchor", "AnchorLink"}
+
+
+def test_label_rows_are_made_only_by_the_mapping_in_trajectories_labels():
+    """Import, the workspace, recording, undo and copies fill a label row's fields the same way."""
+    made_elsewhere = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts or path == ROOT / "trajectories" / "labels.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                direct = isinstance(func, ast.Name) and func.id in LABEL_MODELS
+                created = (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in ("create", "get_or_create", "update_or_create")
+                    and ast.unparse(func.value).split(".")[0] in LABEL_MODELS
+                )
+                if direct or created:
+                    made_elsewhere.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert made_elsewhere == []
+
+
+def test_a_label_written_by_the_workspace_reads_back_as_the_import_wrote_it(db, project, alice):
+    from trajectories.labels import all_labels
+
+    imported, _ = do_import_trajectory(project, make_record(steps=3, seed=3))
+    labels = all_labels(imported)
+    blank, _ = do_import_trajectory(
+        project,
+        make_record(steps=3, seed=4, subgoals=[], memory_targets=[], anchors=[], anchor_links=[]),
+    )
+    for g in labels["subgoals"]:
+        if g["start"] > 0:
+            label_edits.do_split_subgoal(blank, alice, blank.version, g["start"])
+    for g, mine in zip(labels["subgoals"], all_labels(blank)["subgoals"], strict=True):
+        fields = {k: g[k] for k in ("text", "effect", "behaviour", "success")}
+        label_edits.do_update_subgoal(blank, alice, blank.version, mine["id"], fields)
+    for m in labels["memory_targets"]:
+        fields = {k: m[k] for k in ("key", "value", "encode_step", "retrieve_steps", "evidence")}
+        label_edits.do_add_memory_target(blank, alice, blank.version, **fields)
+    for a in labels["anchors"]:
+        fields = {k: a[k] for k in ("step", "type", "content", "description", "evidence")}
+        label_edits.do_add_anchor(blank, alice, blank.version, **fields)
+    for link in labels["links"]:
+        fields = {k: link[k] for k in ("source", "target", "relation", "critical")}
+        label_edits.do_add_anchor_link(blank, alice, blank.version, **fields)
+
+    def without_ids(part):
+        return [{k: v for k, v in item.items() if k != "id"} for item in part]
+
+    written = all_labels(blank)
+    for part in ("subgoals", "memory_targets", "anchors", "links"):
+        assert without_ids(written[part]) == without_ids(labels[part]), part
