@@ -17,7 +17,6 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
@@ -443,7 +442,3 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
-
-
-def workspace_url(trajectory_id: int, step: int = 0) -> str:
-    return f"{reverse('annotate-workspace', args=[trajectory_id])}?step={step}"

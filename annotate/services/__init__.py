@@ -5,24 +5,15 @@ Label edits and undo are the project's one edit protocol: :mod:`trajectories.lab
 and :mod:`trajectories.edits`.
 """
 
-from .assignment import (
-    do_assign,
-    do_assign_double,
-    do_make_copy,
-    do_spread_assignments,
-    do_unassign,
-)
-from .review import DECISIONS, do_comment, do_review, do_submit, problems_of_trajectory
+from .assignment import do_assign, do_assign_double, do_spread_assignments, do_unassign
+from .review import do_comment, do_review, do_submit
 
 __all__ = [
-    "DECISIONS",
     "do_assign",
     "do_assign_double",
     "do_comment",
-    "do_make_copy",
     "do_review",
     "do_spread_assignments",
     "do_submit",
     "do_unassign",
-    "problems_of_trajectory",
 ]
