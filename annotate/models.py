@@ -1,6 +1,6 @@
 """The human workflow around labels: who annotates what, review comments.
 
-(The undo stack, ``LabelEdit``, is part of the edit protocol in ``trajectories``.)
+(The undo stack is part of the edit protocol, in ``trajectories.edits``.)
 """
 
 from __future__ import annotations

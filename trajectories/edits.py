@@ -42,13 +42,19 @@ class StaleVersion(Exception):
         self.version = version
 
 
+def lock_row(trajectory: Trajectory) -> Trajectory:
+    """The trajectory's row, locked for this transaction: for the writes no client version
+    guards (a recorded step, a change of status), which still must not interleave."""
+    return Trajectory.objects.select_for_update().get(pk=trajectory.pk)
+
+
 def lock(trajectory: Trajectory, expected_version: Any) -> Trajectory:
     """The trajectory's row, locked for this transaction, if it is still at the expected version."""
     if isinstance(expected_version, bool) or not isinstance(expected_version, int):
         raise InvalidData(
             f"version: must be the integer version you edited, got {expected_version!r}"
         )
-    locked = Trajectory.objects.select_for_update().get(pk=trajectory.pk)
+    locked = lock_row(trajectory)
     if locked.version != expected_version:
         last = (
             AuditEvent.objects.filter(trajectory=locked).select_related("actor").order_by("-id")

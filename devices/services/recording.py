@@ -18,12 +18,11 @@ from typing import Any
 
 import adbutils
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from trajectories import events, label_edits
 from trajectories.blobs import put_blobs, read_blob
-from trajectories.edits import RECORDING, update_metadata
+from trajectories.edits import RECORDING, bump, lock_row, update_metadata
 from trajectories.labels import memory_target_dict
 from trajectories.models import (
     ActionType,
@@ -211,14 +210,10 @@ def _park_memory_targets(
 def do_interrupt(trajectory: Trajectory, reason: str) -> bool:
     """Leave a recording ``interrupted`` with its steps; False when it was not recording."""
     with transaction.atomic():
-        rows = list(
-            Trajectory.objects.select_for_update()
-            .filter(pk=trajectory.pk, status=Status.RECORDING)
-            .values_list("step_count", flat=True)
-        )
-        if not rows:
+        locked = lock_row(trajectory)
+        if locked.status != Status.RECORDING:
             return False
-        steps = rows[0]
+        steps = locked.step_count
 
         def change(metadata: dict[str, Any]) -> None:
             metadata["interruption"] = {
@@ -260,7 +255,7 @@ def do_resume_recording(lease: Lease, trajectory: Trajectory, actor, conn: Conne
             f"{trajectory.screen_height}; device {lease.serial} shows {shot.width}x{shot.height}."
         )
     with transaction.atomic():
-        locked = Trajectory.objects.select_for_update().get(pk=trajectory.pk)
+        locked = lock_row(trajectory)
         if locked.status != Status.INTERRUPTED:
             raise RecordingError("Someone else resumed this trajectory first.")
 
@@ -481,14 +476,14 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
     """Forget the last step's record. The device is NOT undone: it stays where it is now."""
     check_recording(trajectory)
     with transaction.atomic():
-        step = trajectory.steps.order_by("-index").first()
+        locked = lock_row(trajectory)
+        step = Step.objects.filter(trajectory=locked).order_by("-index").first()
         if step is None:
             raise RecordingError("There is no step to undo.")
-        updated = Trajectory.objects.filter(pk=trajectory.pk, step_count=step.index + 1).update(
-            step_count=step.index, version=F("version") + 1
-        )
-        if not updated:
+        if locked.step_count != step.index + 1:
             raise RecordingError("Another step was recorded at the same time; reload the page.")
+        # The labels change (values marked on the undone screen are parked): a new version.
+        bump(trajectory, locked, step_count=step.index)
         removed = {"type": step.action_type, **step.action}
 
         def change(metadata: dict[str, Any]) -> None:
@@ -518,8 +513,6 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
             obj=step,
             before={"index": step.index, "action": removed},
         )
-    trajectory.step_count = step.index
-    trajectory.version = Trajectory.objects.values_list("version", flat=True).get(pk=trajectory.pk)
     return step
 
 

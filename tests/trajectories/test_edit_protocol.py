@@ -172,3 +172,17 @@ def test_a_label_written_by_the_workspace_reads_back_as_the_import_wrote_it(db, 
     written = all_labels(blank)
     for part in ("subgoals", "memory_targets", "anchors", "links"):
         assert without_ids(written[part]) == without_ids(labels[part]), part
+
+
+def test_the_edit_protocol_lives_in_trajectories_only():
+    """annotate/ and devices/ call the protocol; none of them locks, versions or undoes itself."""
+    found = []
+    for package in ("annotate", "devices"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            text = path.read_text(encoding="utf-8")
+            for needle in ("select_for_update", "LabelEdit", 'F("version")', "StaleVersion("):
+                if needle in text:
+                    found.append(f"{path.relative_to(ROOT)}: {needle}")
+    assert found == []
