@@ -105,7 +105,7 @@ def edit(
     statuses: Iterable[str] = EDITABLE,
 ) -> Any:
     """Run ``change`` under the edit protocol; return what it returns."""
-    if kind not in events.ALL:
+    if kind not in events.ALL:  # checked before the change runs, not when it is recorded
         raise ValueError(f"{kind!r} is not an audit event kind of trajectories.events")
     with transaction.atomic():
         locked = lock(trajectory, expected_version)

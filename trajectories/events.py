@@ -9,6 +9,8 @@ from __future__ import annotations
 
 # projects and imports
 PROJECT_CREATED = "project.created"
+MEMBERSHIP_SET = "membership.set"
+MEMBERSHIP_REMOVED = "membership.removed"
 TRAJECTORY_IMPORTED = "trajectory.imported"
 TRAJECTORY_COPIED = "trajectory.copied"
 

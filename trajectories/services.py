@@ -45,7 +45,12 @@ def record_event(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    """Append an audit event; the changed object is ``obj`` or named by type and id."""
+    """Append an audit event; the changed object is ``obj`` or named by type and id.
+
+    ``kind`` is one of the constants of :mod:`trajectories.events`.
+    """
+    if kind not in events.ALL:
+        raise ValueError(f"{kind!r} is not an audit event kind of trajectories.events")
     return AuditEvent.objects.create(
         kind=kind,
         actor=actor if actor is not None and actor.is_authenticated else None,
@@ -69,10 +74,6 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
         events.PROJECT_CREATED, actor=owner, project=project, obj=project, after={"name": name}
     )
     return project
-
-
-MEMBERSHIP_SET = "membership.set"
-MEMBERSHIP_REMOVED = "membership.removed"
 
 
 def _check_keeps_an_admin(project: Project, membership: Membership, change: str) -> None:
@@ -111,7 +112,7 @@ def do_set_membership(project: Project, user, role: str, actor) -> Membership:
         membership.role = role
         membership.save(update_fields=["role"])
     record_event(
-        MEMBERSHIP_SET,
+        events.MEMBERSHIP_SET,
         actor=actor,
         project=project,
         obj=membership,
@@ -143,7 +144,7 @@ def do_remove_membership(project: Project, user, actor) -> None:
     membership_id = membership.pk
     membership.delete()
     record_event(
-        MEMBERSHIP_REMOVED,
+        events.MEMBERSHIP_REMOVED,
         actor=actor,
         project=project,
         object_type="Membership",

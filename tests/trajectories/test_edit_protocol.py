@@ -42,12 +42,28 @@ def test_every_audit_event_kind_is_a_constant():
             written.append(where)
     assert not written, f"record_event with a string written in place at {written}"
     assert len(list(_calls("record_event"))) > 20  # the scan found the calls
+    named = {
+        ast.unparse(call.args[0]).split("[")[0]
+        for _, call in _calls("record_event")
+        if call.args and ast.unparse(call.args[0]).startswith("events.")
+    }
+    missing = sorted(name for name in named if not hasattr(events, name.removeprefix("events.")))
+    assert missing == []
 
 
 def test_an_edit_with_a_kind_that_is_not_a_constant_is_refused(db, project, alice):
     trajectory, _ = do_import_trajectory(project, make_record(steps=2))
     with pytest.raises(ValueError, match="'step.labels_changed' is not an audit event kind"):
         edits.edit(trajectory, alice, trajectory.version, "step.labels_changed", "step:0", id)
+
+
+def test_an_event_of_an_unknown_kind_is_not_recorded(db, project, alice):
+    from trajectories.models import AuditEvent
+    from trajectories.services import record_event
+
+    with pytest.raises(ValueError, match="'memory_target.created' is not an audit event kind"):
+        record_event("memory_target.created", actor=alice, project=project)
+    assert not AuditEvent.objects.filter(kind="memory_target.created").exists()
 
 
 def test_one_name_per_change():
