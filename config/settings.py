@@ -208,6 +208,11 @@ ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
 # Import limits, in bytes.
 WAYPOINT_MAX_UPLOAD_BYTES = envint("WAYPOINT_MAX_UPLOAD_BYTES", 2 * 1024**3)
 WAYPOINT_MAX_FILE_BYTES = envint("WAYPOINT_MAX_FILE_BYTES", 64 * 1024**2)
+# An archive may unpack to at most this many bytes, and to at most this many times its own size.
+WAYPOINT_MAX_UNPACKED_BYTES = envint("WAYPOINT_MAX_UNPACKED_BYTES", 4 * 1024**3)
+WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
+# Imported images are decoded in full; neither side may exceed this many pixels.
+WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 

@@ -7,7 +7,6 @@ Actions come from the console's script through htmx and answer with the recordin
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +22,6 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
-from PIL import Image
 
 from trajectories.access import (
     AccessDenied,
@@ -34,6 +32,7 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
+from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
 from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import forbidden_on_access_denied, immutable_response
@@ -65,7 +64,6 @@ from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.leases import can_force_release
 from .virtual.status import read_status
 
-THUMB_WIDTH = 216
 RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
 
 
@@ -413,20 +411,22 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
 @require_GET
 @forbidden_on_access_denied
 def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
-    """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage."""
+    """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage.
+
+    An image that cannot be decoded answers 422 with a placeholder picture, not an error page.
+    """
     blob = access_blob(request.user, sha256)
 
     def respond() -> HttpResponse:
         name = f"thumbs/{blob.sha256[:2]}/{blob.sha256}-{THUMB_WIDTH}.webp"
         if not default_storage.exists(name):
-            with Image.open(io.BytesIO(read_blob(blob))) as image:
-                image.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH * 4))
-                image = image.convert("RGB")
-                image.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
-                out = io.BytesIO()
-                image.save(out, "WEBP", quality=70, method=2)
+            thumb = make_thumbnail(read_blob(blob), THUMB_WIDTH, f"screenshot {blob.sha256}")
             if not default_storage.exists(name):
-                default_storage.save(name, ContentFile(out.getvalue()))
+                default_storage.save(name, ContentFile(thumb))
         return FileResponse(default_storage.open(name, "rb"), content_type="image/webp")
 
-    return immutable_response(request, f"thumb-{blob.sha256}", respond)
+    try:
+        return immutable_response(request, f"thumb-{blob.sha256}", respond)
+    except InvalidData:
+        # Not cached: the image may become readable (a newer decoder, a repaired blob).
+        return HttpResponse(THUMB_PLACEHOLDER, content_type="image/svg+xml", status=422)
