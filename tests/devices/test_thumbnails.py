@@ -68,3 +68,30 @@ def test_an_outsider_gets_no_thumbnail(client, project, charlie):
     sha = stored(project, screenshot(120, 240), 120, 240)
     client.force_login(charlie)
     assert client.get(reverse("device-thumbnail", args=[sha])).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_chromium_draws_the_placeholder_in_place_of_the_thumbnail(browser, live_server, alice, bob):
+    from tests.annotate.test_workspace_browser import page_as
+    from tests.conftest import shot
+    from trajectories.services import do_create_project, do_set_membership
+
+    project = do_create_project("Shops", alice)
+    do_set_membership(project, bob, "annotator", alice)
+    broken = stored(project, png_of_noise(120, 240), 120, 240)
+    page = page_as(browser, live_server, alice)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/projects/{project.pk}/trajectories/")
+    url = reverse("device-thumbnail", args=[broken])
+    width = page.evaluate(
+        """url => new Promise(resolve => {
+            const img = Object.assign(new Image(), {src: url});
+            img.style = "position: fixed; top: 120px; right: 40px; border: 1px solid #999";
+            img.onload = () => resolve(img.naturalWidth);
+            img.onerror = () => resolve(-1);
+            document.body.append(img);
+        })""",
+        url,
+    )
+    assert width == 216
+    shot(page, "images-thumbnail-placeholder")
