@@ -43,9 +43,10 @@ def tar_gz_of_zeros(path: Path, members: int = 4, size: int = 4 * MiB) -> Path:
     return path
 
 
-def ratio_message(name: str, unpacked: int, packed: int) -> str:
+def ratio_message(name: str, unpacked: int, packed: int, at_least: bool = False) -> str:
+    size = f"at least {human_size(unpacked)}" if at_least else human_size(unpacked)
     return (
-        f"{name}: unpacks to {human_size(unpacked)}, {unpacked // packed} times its own "
+        f"{name}: unpacks to {size}, {unpacked // packed} times its own "
         f"{human_size(packed)}; the limit is 100 times (WAYPOINT_MAX_UNPACK_RATIO)"
     )
 
@@ -93,7 +94,8 @@ def test_a_tar_gz_bomb_fails_its_job_by_name(project, alice, tmp_path):
     job.refresh_from_db()
     assert (job.status, job.message) == (
         "failed",
-        ratio_message("bomb.tar.gz", 16 * MiB, bomb.stat().st_size),
+        # Its headers are read only until the limit is passed, at the first of four members.
+        ratio_message("bomb.tar.gz", 4 * MiB, bomb.stat().st_size, at_least=True),
     )
 
 

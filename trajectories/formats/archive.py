@@ -169,13 +169,20 @@ def _unpack_tar(source: Path, dest: Path) -> None:
     except (tarfile.TarError, OSError) as exc:
         raise InvalidData(f"{source.name}: not a readable tar archive ({exc})") from exc
     with archive:
-        try:
-            members = archive.getmembers()
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
         budget = UnpackBudget(source.name, source.stat().st_size)
+        members: list[tarfile.TarInfo] = []
         total = 0
-        for member in members:
+        # A tar lists its members as it is read: stop at the first one past a limit rather
+        # than decompress all of a .tar.gz bomb to learn its full size.
+        headers = iter(archive)
+        while True:
+            try:
+                member = next(headers, None)
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+                raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+            if member is None:
+                break
+            members.append(member)
             path = _safe_member_path(member.name, source.name)
             if member.issym() or member.islnk():
                 raise InvalidData(f"{source.name}: member {member.name!r} is a link")
@@ -184,7 +191,7 @@ def _unpack_tar(source: Path, dest: Path) -> None:
             if member.isfile():
                 check_file_size(member.size, f"{source.name}: {path}")
                 total += member.size
-        budget.check(total)
+                budget.check(total, more=True)
         _check_no_clash(
             [(_safe_member_path(m.name, source.name), m.isdir()) for m in members], source.name
         )
