@@ -144,3 +144,15 @@ def test_a_droidbot_screenshot_of_random_pixels_is_refused_by_name(project, tmp_
         "states/screen_2017-08-11_155448.png: "
         "unreadable image (broken data stream when reading image file)"
     )
+
+
+def test_a_droidbot_screenshot_claiming_a_huge_size_is_refused_by_the_limit(project, tmp_path):
+    from .test_droidbot import broken_import, copy_run
+
+    run = copy_run(tmp_path)
+    shot = run / "states" / "screen_2017-08-11_155448.png"
+    shot.write_bytes(png_of_noise(100_000, 100_000))
+    assert broken_import(project, run) == (
+        "states/screen_2017-08-11_155448.png: the image is 100000x100000 pixels, "
+        "over the limit of 4096 pixels per side (WAYPOINT_MAX_IMAGE_SIDE)"
+    )
