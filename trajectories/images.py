@@ -76,6 +76,31 @@ _COMPLETE = {
 }
 
 
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    """A WebP's size from its first chunk (Pillow's WebP opener refuses a bomb unnamed)."""
+    kind, body = data[12:16], data[20:30]
+    if kind == b"VP8X" and len(body) >= 10:
+        return 1 + int.from_bytes(body[4:7], "little"), 1 + int.from_bytes(body[7:10], "little")
+    if kind == b"VP8L" and len(body) >= 5 and body[0] == 0x2F:
+        bits = int.from_bytes(body[1:5], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    if kind == b"VP8 " and len(body) >= 10 and body[3:6] == b"\x9d\x01\x2a":
+        return (
+            int.from_bytes(body[6:8], "little") & 0x3FFF,
+            int.from_bytes(body[8:10], "little") & 0x3FFF,
+        )
+    return None
+
+
+def _check_side(width: int, height: int, where: str) -> None:
+    limit = settings.WAYPOINT_MAX_IMAGE_SIDE
+    if max(width, height) > limit:
+        raise InvalidData(
+            f"{where}: the image is {width}x{height} pixels, over the limit of {limit} pixels "
+            "per side (WAYPOINT_MAX_IMAGE_SIDE)"
+        )
+
+
 def open_image(data: bytes, where: str) -> tuple[ImageFile.ImageFile, str]:
     """Open ``data`` by its header only; refuse what is not a whole image of a legal size.
 
@@ -88,18 +113,17 @@ def open_image(data: bytes, where: str) -> tuple[ImageFile.ImageFile, str]:
         raise InvalidData(f"{where}: not an image (expected PNG, JPEG or WebP bytes)")
     if not _COMPLETE[content_type](data):
         raise InvalidData(f"{where}: the image is truncated")
+    if content_type == "image/webp" and (size := _webp_size(data)):
+        _check_side(*size, where)
     try:
         image = _OPENERS[content_type](io.BytesIO(data))
     except Exception as exc:  # a header Pillow cannot parse, whatever the exception
         raise InvalidData(f"{where}: unreadable image ({exc})") from None
-    limit = settings.WAYPOINT_MAX_IMAGE_SIDE
-    width, height = image.size
-    if max(width, height) > limit:
+    try:
+        _check_side(*image.size, where)
+    except InvalidData:
         image.close()
-        raise InvalidData(
-            f"{where}: the image is {width}x{height} pixels, over the limit of {limit} pixels "
-            "per side (WAYPOINT_MAX_IMAGE_SIDE)"
-        )
+        raise
     return image, content_type
 
 

@@ -156,3 +156,33 @@ def test_a_droidbot_screenshot_claiming_a_huge_size_is_refused_by_the_limit(proj
         "states/screen_2017-08-11_155448.png: the image is 100000x100000 pixels, "
         "over the limit of 4096 pixels per side (WAYPOINT_MAX_IMAGE_SIDE)"
     )
+
+
+def webp_claiming(width: int, height: int) -> bytes:
+    """A small lossless WebP wrapped in an extended header claiming a canvas of another size."""
+    out = io.BytesIO()
+    Image.new("RGB", (64, 64), (1, 2, 3)).save(out, "WEBP", lossless=True)
+    image = out.getvalue()[12:]
+    header = bytes(4) + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    body = b"WEBP" + b"VP8X" + struct.pack("<I", 10) + header + image
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize(
+    "data, size",
+    [
+        (webp_claiming(16384, 16384), "16384x16384"),
+        (screenshot(5000, 16, "WEBP"), "5000x16"),
+        (screenshot(64, 5000, "JPEG"), "64x5000"),
+    ],
+)
+def test_webp_and_jpeg_over_the_limit_are_refused_by_name(project, fresh, data, size):
+    shot = _first_screenshot(fresh)
+    _replace_file(fresh, shot, data)
+    assert_refused(
+        project,
+        fresh,
+        f"trajectories.jsonl line 1: screens[0].screenshot (screens/{shot.name}): "
+        f"the image is {size} pixels, over the limit of 4096 pixels per side "
+        "(WAYPOINT_MAX_IMAGE_SIDE)",
+    )
