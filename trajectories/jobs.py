@@ -85,6 +85,9 @@ def check_archive(upload) -> None:
         try:
             with zipfile.ZipFile(upload) as archive:
                 check_zip_size(archive, f"file: {upload.name}", upload.size)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            message = f"file: {upload.name} is not a readable .zip archive ({exc})"
+            raise InvalidData(message) from None
         finally:
             upload.seek(position)
 

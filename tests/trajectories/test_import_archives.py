@@ -158,3 +158,22 @@ def test_the_ratio_is_counted_while_members_stream(tmp_path):
         "liar.zip: unpacks to at least 1.1 MiB, 120 times its own 9.8 KiB; "
         "the limit is 100 times (WAYPOINT_MAX_UNPACK_RATIO)"
     )
+
+
+def test_the_api_names_a_zip_whose_central_directory_is_broken(project, alice):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("export/manifest.json", "{}")
+    data = bytearray(out.getvalue())
+    at = data.find(b"PK\x01\x02")
+    data[at : at + 4] = b"XXXX"
+    response = as_user(alice).post(
+        f"{API}/projects/{project.pk}/imports/",
+        {"file": ContentFile(bytes(data), name="broken.zip"), "format": "waypoint"},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "file: broken.zip is not a readable .zip archive "
+        "(Bad magic number for central directory)"
+    }
