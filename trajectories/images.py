@@ -130,6 +130,9 @@ def open_image(data: bytes, where: str) -> tuple[ImageFile.ImageFile, str]:
 def _decode(image: ImageFile.ImageFile, where: str) -> None:
     try:
         image.load()
+    except MemoryError:
+        image.close()
+        raise
     except Exception as exc:  # broken pixel data surfaces as OSError, SyntaxError, ValueError…
         image.close()
         raise InvalidData(f"{where}: unreadable image ({exc})") from None
