@@ -111,6 +111,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["init_command"] = (
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     )
+    # A transaction takes the write lock when it begins, so it waits (the timeout above) for
+    # another writer. A deferred one that reads first and writes later cannot wait: SQLite
+    # fails it at once with "database is locked", and concurrent editors got 500s.
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     # A file, not memory, so that a Celery worker started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
