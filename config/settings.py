@@ -282,6 +282,8 @@ if TESTING:
 
 # Recording (devices/): leases, settle detection and the live view.
 WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the driver's page
+# The longest a lease lasts from when it was taken, renewals included (a device can lower it).
+WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
