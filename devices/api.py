@@ -20,7 +20,7 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project, access_task, access_trajectory, projects_of
 from trajectories.api import BadRequest, Conflict, WaypointAPIView, check_serializer
-from trajectories.models import Role, Trajectory
+from trajectories.models import Project, Role, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.serializers import ActionSerializer, ErrorSerializer, TrajectorySerializer
 from trajectories.services import get_or_create_task
@@ -187,7 +187,11 @@ class DeviceView(DeviceAPIView):
         data = check_serializer(DeviceUpdateSerializer(data=request.data))
         changes: dict[str, Any] = {}
         if "projects" in data:
-            changes["projects"] = [access_project(request.user, pk) for pk in data["projects"]]
+            projects = list(Project.objects.filter(pk__in=data["projects"]))
+            missing = set(data["projects"]) - {p.pk for p in projects}
+            if missing:
+                raise BadRequest(f"projects: there is no project {min(missing)}")
+            changes["projects"] = projects
         if "label" in data:
             changes["label"] = data["label"]
         if "max_lease_seconds" in data:
