@@ -225,3 +225,46 @@ def test_the_demo_puts_the_virtual_device_in_the_demo_project(settings):
     call_command("seed_demo", "--trajectories", "1", stdout=__import__("io").StringIO())
     device = Device.objects.get(serial=f"127.0.0.1:{settings.WAYPOINT_VIRTUAL_DEVICE_PORT}")
     assert [p.name for p in device.projects.all()] == ["Demo project"]
+
+
+API_ENDPOINTS = [
+    ("get", ""),
+    ("patch", ""),
+    ("post", "/lease"),
+    ("delete", "/lease"),
+    ("post", "/trajectories"),
+    ("post", "/actions"),
+    ("post", "/finish"),
+    ("get", "/frame"),
+]
+PAGES = [
+    ("get", ""),
+    ("post", "take/"),
+    ("post", "release/"),
+    ("post", "heartbeat/"),
+    ("get", "frame/"),
+    ("get", "elements/"),
+    ("post", "start/"),
+    ("post", "tasks/"),
+    ("post", "act/"),
+    ("post", "finish/"),
+    ("post", "undo/"),
+    ("post", "note/"),
+    ("post", "memory/"),
+    ("post", "steps/0/labels/"),
+    ("post", "settings/"),
+]
+
+
+def test_every_device_endpoint_is_a_404_for_an_outsider(
+    adb_servers, device, project_device, alice, charlie
+):
+    api(alice).post(f"/api/v1/devices/{device.serial}/lease", {}, format="json")
+    for method, suffix in API_ENDPOINTS:
+        response = getattr(api(charlie), method)(f"/api/v1/devices/{device.serial}{suffix}")
+        assert response.status_code == 404, (method, suffix, response.status_code)
+    page = browser(charlie)
+    for method, suffix in PAGES:
+        response = getattr(page, method)(f"/devices/{device.serial}/{suffix}")
+        assert response.status_code == 404, (method, suffix, response.status_code)
+    assert Lease.objects.get().holder == alice
