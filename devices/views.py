@@ -67,6 +67,7 @@ from .services import (
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.inventory import do_update_device
+from .services.leases import final_stretch_notice
 from .virtual.status import read_status
 
 THUMB_WIDTH = 216
@@ -158,6 +159,9 @@ def device_settings(request: HttpRequest, serial: str) -> HttpResponse:
 @require_POST
 @device_members_only
 def take_device(request: HttpRequest, serial: str) -> HttpResponse:
+    lease = active_lease(serial)
+    if lease is not None and lease.holder_id == request.user.pk:
+        return redirect("device-console", serial=serial)  # the console's heartbeat renews it
     try:
         _device, server = find_device(serial)
         do_take_device(serial, server, request.user)
@@ -186,7 +190,9 @@ def heartbeat(request: HttpRequest, serial: str) -> JsonResponse:
         lease = do_heartbeat(serial, request.user)
     except LeaseConflict as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
-    return JsonResponse({"expires_at": lease.expires_at.isoformat()})
+    return JsonResponse(
+        {"expires_at": lease.expires_at.isoformat(), "notice": final_stretch_notice(lease)}
+    )
 
 
 # ---------------------------------------------------------------------------------- console

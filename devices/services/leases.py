@@ -38,23 +38,37 @@ def latest_end(lease: Lease) -> datetime:
     return lease.acquired_at + timedelta(seconds=seconds)
 
 
+def final_stretch_notice(lease: Lease) -> str:
+    """What the driver is told once renewals no longer extend the lease ("" before that)."""
+    end = latest_end(lease)
+    if lease.expires_at < end:
+        return ""
+    longest = lease_max_seconds(registered_device(lease.serial))
+    return (
+        f"Your lease on device {lease.serial} reaches its maximum length of "
+        f"{_minutes(longest)}, set by an admin, at {timezone.localtime(end):%H:%M:%S}: "
+        "finish or release before then."
+    )
+
+
 def _minutes(seconds: int) -> str:
     if seconds % 60:
         return f"{seconds} s"
     return f"{seconds // 60} min"
 
 
-def renewed_expiry(lease: Lease, seconds: int | None) -> datetime:
+def renewed_expiry(lease: Lease, seconds: int | None, *, refuse_at_limit: bool = True) -> datetime:
     """The expiry a renewal gives, capped at the lease's maximum length.
 
     A renewal that cannot add anything because the lease already ends at its maximum is
-    refused with :class:`LeaseConflict` saying so.
+    refused with :class:`LeaseConflict` saying so (unless ``refuse_at_limit`` is off: the
+    console's heartbeat keeps the lease until its end, and the page says when that is).
     """
     wanted = lease_expiry(seconds)
     limit = latest_end(lease)
     if wanted <= limit:
         return wanted
-    if lease.expires_at >= limit:
+    if refuse_at_limit and lease.expires_at >= limit:
         longest = lease_max_seconds(registered_device(lease.serial))
         raise LeaseConflict(
             f"Your lease on device {lease.serial} has reached its maximum length of "
@@ -137,12 +151,13 @@ def do_take_device(serial: str, adb_server: str, user, seconds: int | None = Non
 
 
 def do_heartbeat(serial: str, user, seconds: int | None = None) -> Lease:
-    """Extend the holder's lease; a lapsed one is lost (someone else may hold the device)."""
+    """Extend the holder's lease up to its maximum length; a lapsed one is lost (someone
+    else may hold the device)."""
     now = timezone.now()
     lease = Lease.objects.filter(serial=serial, holder=user, expires_at__gt=now).first()
     if lease is None:
         raise LeaseConflict(f"You do not hold device {serial} (any more).")
-    expiry = renewed_expiry(lease, seconds)
+    expiry = renewed_expiry(lease, seconds, refuse_at_limit=False)
     updated = Lease.objects.filter(pk=lease.pk, holder=user, expires_at__gt=now).update(
         heartbeat_at=now, expires_at=expiry
     )

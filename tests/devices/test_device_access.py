@@ -195,12 +195,26 @@ def test_renewal_past_the_maximum_is_refused(adb_servers, device, project, bob, 
         "Release the device, or take it again once the lease has ended."
     }
     assert Lease.objects.get().expires_at == lease.expires_at
-    # The console's heartbeat renews by a minute: refused 100 s into a 2-minute lease.
+    # The devices page's Open still leads its holder to the console.
+    response = browser(bob).post(f"/devices/{device.serial}/take/")
+    assert response.status_code == 302 and response["Location"] == f"/devices/{device.serial}/"
+    # The console's heartbeat renews by a minute: 100 s into a 2-minute lease it keeps the
+    # lease to its end and tells the driver when that is.
     started = timezone.now() - timedelta(seconds=100)
-    Lease.objects.update(acquired_at=started, expires_at=started + timedelta(seconds=120))
+    end = started + timedelta(seconds=120)
+    Lease.objects.update(acquired_at=started, expires_at=started + timedelta(seconds=110))
     response = browser(bob).post(f"/devices/{device.serial}/heartbeat/")
-    assert response.status_code == 409 and "maximum length of 2 min" in response.json()["detail"]
-    assert Lease.objects.get().expires_at == started + timedelta(seconds=120)
+    assert response.status_code == 200
+    assert response.json()["notice"] == (
+        f"Your lease on device {device.serial} reaches its maximum length of 2 min, set by an "
+        f"admin, at {timezone.localtime(end):%H:%M:%S}: finish or release before then."
+    )
+    assert Lease.objects.get().expires_at == end
+    # Once it has ended, the heartbeat says so and the device is free.
+    Lease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = browser(bob).post(f"/devices/{device.serial}/heartbeat/")
+    assert response.status_code == 409
+    assert response.json() == {"detail": f"You do not hold device {device.serial} (any more)."}
 
 
 def test_a_renewal_stops_at_the_devices_own_maximum(adb_servers, device, project, bob):
