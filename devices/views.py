@@ -67,7 +67,7 @@ from .services import (
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.inventory import do_update_device
-from .services.leases import final_stretch_notice
+from .services.leases import final_stretch_notice, latest_end
 from .virtual.status import read_status
 
 THUMB_WIDTH = 216
@@ -260,6 +260,7 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
                 recorded_by=request.user, status=Status.INTERRUPTED
             ).select_related("task")[:20],
             "lease_seconds": settings.WAYPOINT_LEASE_SECONDS,
+            "lease_ends_at_latest": latest_end(context["lease"]) if context["lease"] else None,
             "frame_ms": settings.WAYPOINT_LIVE_FRAME_MS,
         }
     )

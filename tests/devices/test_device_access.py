@@ -78,7 +78,9 @@ def test_a_member_lists_watches_and_leases(adb_servers, device, project_device, 
     page = browser(bob)
     html = page.get("/devices/").content.decode()
     assert device.serial in html and "Shops" in html and "leases last at most 1 h" in html
-    assert page.get(f"/devices/{device.serial}/").status_code == 200
+    console = page.get(f"/devices/{device.serial}/").content.decode()
+    ends = timezone.localtime(Lease.objects.get().acquired_at + timedelta(hours=1))
+    assert f"driven by <b>bob</b>, at most until {ends:%H:%M}" in console
     assert page.get(f"/devices/{device.serial}/frame/").status_code == 200
 
 
