@@ -1,12 +1,15 @@
 """The recording console: devices, leases, the live screen, and actions recorded as steps.
 
 Views are thin: the lease (``check_driver``) or an ``access_*`` helper first, then a service.
+Every view that names a device is ``@device_members_only``: outsiders get a 404.
 Actions come from the console's script through htmx and answer with the recording panel
 (filmstrip, step labels, messages), swapped in without a page reload.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -37,6 +40,7 @@ from trajectories.models import ActionType, MemoryTarget, Project, Status, Step,
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import forbidden_on_access_denied, immutable_response
 
+from .access import access_device, is_site_admin
 from .api import RECORDING_ROLES, device_reports, frame_response, task_to_record
 from .services import (
     DeviceGone,
@@ -61,10 +65,22 @@ from .services import (
     record_step,
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
-from .services.leases import can_force_release
+from .services.inventory import do_update_device
+from .services.leases import final_stretch_notice, latest_end
 from .virtual.status import read_status
 
 RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
+
+
+def device_members_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Only users with the device in one of their projects (or site admins) get to the view."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, serial: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        access_device(request.user, serial)
+        return view(request, serial, *args, **kwargs)
+
+    return wrapped
 
 
 def recordable_projects(user) -> list[Project]:
@@ -95,10 +111,15 @@ def device_list(request: HttpRequest) -> HttpResponse:
         .select_related("task")
         .order_by("-updated_at")[:20]
     )
+    site_admin = is_site_admin(request.user)
+    reports = device_reports(request.user)
     context = {
-        "reports": device_reports(),
+        "reports": reports,
+        "reports_have_devices": any(report.devices for report in reports),
+        "default_lease_max": settings.WAYPOINT_LEASE_MAX_SECONDS,
         "interrupted": interrupted,
-        "can_force": can_force_release(request.user),
+        "site_admin": site_admin,
+        "all_projects": Project.objects.all() if site_admin else [],
         "virtual_problem": virtual_device_problem(),
     }
     return render(request, "devices/device_list.html", context)
@@ -106,7 +127,39 @@ def device_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@forbidden_on_access_denied
+@device_members_only
+def device_settings(request: HttpRequest, serial: str) -> HttpResponse:
+    """A site admin grants the device to projects, names it and limits its leases."""
+    projects = Project.objects.filter(pk__in=request.POST.getlist("projects"))
+    minutes = request.POST.get("max_lease_minutes", "").strip()
+    try:
+        seconds = int(float(minutes) * 60) if minutes else None
+    except ValueError:
+        messages.error(request, f"Longest lease: give minutes, not {minutes!r}.")
+        return redirect("device-list")
+    try:
+        do_update_device(
+            serial,
+            request.user,
+            projects=projects,
+            label=request.POST.get("label", ""),
+            max_lease_seconds=seconds,
+        )
+    except InvalidData as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, f"Device {serial} saved.")
+    return redirect("device-list")
+
+
+@login_required
+@require_POST
+@device_members_only
 def take_device(request: HttpRequest, serial: str) -> HttpResponse:
+    lease = active_lease(serial)
+    if lease is not None and lease.holder_id == request.user.pk:
+        return redirect("device-console", serial=serial)  # the console's heartbeat renews it
     try:
         _device, server = find_device(serial)
         do_take_device(serial, server, request.user)
@@ -118,6 +171,7 @@ def take_device(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def release_device(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         do_release_device(serial, request.user, force=request.POST.get("force") == "1")
@@ -128,12 +182,15 @@ def release_device(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def heartbeat(request: HttpRequest, serial: str) -> JsonResponse:
     try:
         lease = do_heartbeat(serial, request.user)
     except LeaseConflict as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
-    return JsonResponse({"expires_at": lease.expires_at.isoformat()})
+    return JsonResponse(
+        {"expires_at": lease.expires_at.isoformat(), "notice": final_stretch_notice(lease)}
+    )
 
 
 # ---------------------------------------------------------------------------------- console
@@ -175,6 +232,7 @@ def console_context(request: HttpRequest, serial: str, **extra: Any) -> dict[str
 
 @login_required
 @require_GET
+@device_members_only
 def console(request: HttpRequest, serial: str) -> HttpResponse:
     context = console_context(request, serial)
     packages: list[str] = []
@@ -200,6 +258,7 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
                 recorded_by=request.user, status=Status.INTERRUPTED
             ).select_related("task")[:20],
             "lease_seconds": settings.WAYPOINT_LEASE_SECONDS,
+            "lease_ends_at_latest": latest_end(context["lease"]) if context["lease"] else None,
             "frame_ms": settings.WAYPOINT_LIVE_FRAME_MS,
         }
     )
@@ -208,6 +267,7 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@device_members_only
 def frame(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         return frame_response(request, serial)
@@ -217,6 +277,7 @@ def frame(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@device_members_only
 def elements(request: HttpRequest, serial: str) -> JsonResponse:
     """The live screen's UI elements (a fresh dump) for the XML overlay."""
     from trajectories.uixml import parse_ui_xml
@@ -241,6 +302,7 @@ def _panel(request: HttpRequest, serial: str, error: str = "", **extra: Any) -> 
 
 @login_required
 @require_POST
+@device_members_only
 def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         lease = check_driver(serial, request.user)
@@ -266,6 +328,7 @@ def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def import_virtual_tasks(request: HttpRequest, serial: str) -> HttpResponse:
     project = access_project(request.user, request.POST.get("project"), roles=RECORDING_ROLES)
     tasks = do_import_virtual_tasks(project, connect(serial))
@@ -300,6 +363,7 @@ def _driven(request: HttpRequest, serial: str) -> Trajectory:
 
 @login_required
 @require_POST
+@device_members_only
 def act(request: HttpRequest, serial: str) -> HttpResponse:
     trajectory = None
     try:
@@ -322,6 +386,7 @@ def act(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def finish(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -338,6 +403,7 @@ def finish(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def undo(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         step = do_undo_last_step(_driven(request, serial), request.user)
@@ -353,6 +419,7 @@ def undo(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def note(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         do_add_note(_driven(request, serial), request.user, request.POST.get("text", ""))
@@ -363,6 +430,7 @@ def note(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -385,6 +453,7 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
