@@ -27,6 +27,7 @@ JOB_ENDED = {"succeeded": JOB_SUCCEEDED, "failed": JOB_FAILED}  # by the job's f
 DEVICE_TAKEN = "device.taken"
 DEVICE_RELEASED = "device.released"
 DEVICE_LEASE_EXPIRED = "device.lease_expired"
+DEVICE_UPDATED = "device.updated"
 
 # recording
 RECORDING_STARTED = "trajectory.recording_started"

@@ -36,7 +36,7 @@ def wait_steps(page, count):
 
 
 def test_record_a_shop_trajectory_in_the_browser(
-    transactional_db, live_server, adb_servers, device, alice, project, browser_page
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser_page
 ):
     task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
     page = browser_page

@@ -316,7 +316,7 @@ def test_lease_holder_others_and_admin(adb_servers, device, alice, bob):
         do_take_device(device.serial, server, bob)
     with pytest.raises(LeaseConflict, match="Take device .* alice drives it"):
         check_driver(device.serial, bob)
-    with pytest.raises(LeaseConflict, match="only a site admin can force"):
+    with pytest.raises(LeaseConflict, match="only an admin of its project or a site admin"):
         do_release_device(device.serial, bob, force=True)
     assert do_heartbeat(device.serial, alice).holder == alice
     admin = get_user_model().objects.create_user("root", is_staff=True)

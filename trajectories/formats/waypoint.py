@@ -28,7 +28,8 @@ from typing import Any
 from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 
-from ..blobs import check_image, sha256_hex
+from ..blobs import sha256_hex
+from ..images import check_image
 from ..models import (
     Anchor,
     AnchorLink,

@@ -65,14 +65,21 @@
         const body = await r.json();
         showError(body.detail + " Reload the page.");
         recording = false;
+      } else if (r.ok) {
+        const body = await r.json();
+        if (body.notice && body.notice !== shownNotice) {
+          shownNotice = body.notice;
+          showError(body.notice, "notice");
+        }
       }
     }, every);
   }
+  let shownNotice = "";
 
-  function showError(text) {
+  function showError(text, className) {
     const panel = document.getElementById("recording");
     const p = document.createElement("p");
-    p.className = "error"; p.setAttribute("role", "alert"); p.textContent = text;
+    p.className = className || "error"; p.setAttribute("role", "alert"); p.textContent = text;
     panel.prepend(p);
   }
 
