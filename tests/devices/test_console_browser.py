@@ -104,7 +104,7 @@ def test_record_a_shop_trajectory_in_the_browser(
 
 
 def test_labels_notes_and_marks_from_the_console_carry_the_version_they_edited(
-    transactional_db, live_server, adb_servers, device, alice, project, browser_page
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser_page
 ):
     from trajectories import events
     from trajectories.models import AuditEvent, MemoryTarget

@@ -406,9 +406,11 @@ def test_finishing_keeps_a_note_added_from_another_request(recording, alice):
     assert stored["answer"] == "42"
 
 
-def test_the_console_panel_says_to_reload_when_its_version_is_old(client, recording, alice, device):
+def test_the_console_panel_says_to_reload_when_its_version_is_old(
+    client, recording, alice, project_device
+):
     client.force_login(alice)
-    url = f"/devices/{device.serial}/note/"
+    url = f"/devices/{project_device.serial}/note/"
     page = client.post(url, {"text": "one", "version": recording.version})
     assert "one" in page.content.decode()
     again = client.post(url, {"text": "two", "version": recording.version}).content.decode()
