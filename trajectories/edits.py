@@ -198,6 +198,12 @@ def do_redo(trajectory: Trajectory, actor, expected_version: Any) -> bool:
     return _undo_or_redo(trajectory, actor, expected_version, redo=True)
 
 
+def forget_undo(trajectory: Trajectory) -> None:
+    """Empty the undo and redo stacks: after a change of the steps themselves (a recorded step
+    undone), an older label edit could put labels back on a step that is not the same any more."""
+    LabelEdit.objects.filter(trajectory=trajectory).delete()
+
+
 def undo_state(trajectory: Trajectory) -> dict[str, bool]:
     counts = dict(
         LabelEdit.objects.filter(trajectory=trajectory)

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from trajectories import events, label_edits
 from trajectories.blobs import put_blobs, read_blob
-from trajectories.edits import RECORDING, bump, lock_row, update_metadata
+from trajectories.edits import RECORDING, bump, forget_undo, lock_row, update_metadata
 from trajectories.labels import memory_target_dict
 from trajectories.models import (
     ActionType,
@@ -482,8 +482,10 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
             raise RecordingError("There is no step to undo.")
         if locked.step_count != step.index + 1:
             raise RecordingError("Another step was recorded at the same time; reload the page.")
-        # The labels change (values marked on the undone screen are parked): a new version.
+        # The labels change (values marked on the undone screen are parked): a new version,
+        # and label edits of the old steps can no longer be undone.
         bump(trajectory, locked, step_count=step.index)
+        forget_undo(trajectory)
         removed = {"type": step.action_type, **step.action}
 
         def change(metadata: dict[str, Any]) -> None:

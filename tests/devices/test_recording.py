@@ -389,6 +389,19 @@ def test_a_console_edit_of_an_older_version_is_refused_naming_who_changed_it(rec
     ]
 
 
+def test_undoing_a_recorded_step_leaves_no_label_edit_to_undo_onto_another_step(recording, alice):
+    from trajectories import edits
+
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    record_step(recording, {"type": "back"}, alice)
+    do_update_step_labels(recording, alice, recording.version, 1, thought="Back to the list")
+    assert edits.undo_state(recording)["can_undo"]
+    do_undo_last_step(recording, alice)
+    record_step(recording, {"type": "home"}, alice)  # a new step 1
+    assert edits.undo_state(recording) == {"can_undo": False, "can_redo": False}
+    assert recording.steps.get(index=1).thought == ""
+
+
 def test_console_edits_without_a_version_are_refused(recording, alice):
     from trajectories.validation import InvalidData
 
