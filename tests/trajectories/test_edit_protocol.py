@@ -12,6 +12,7 @@ from tests.trajectories.builders import make_record
 from trajectories import edits, events, label_edits
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Step, Subgoal
 from trajectories.services import do_import_trajectory
+from trajectories.validation import InvalidData
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("annotate", "config", "devices", "fixtures", "trajectories")
@@ -212,3 +213,14 @@ def test_the_edit_protocol_lives_in_trajectories_only():
                 if needle in text:
                     found.append(f"{path.relative_to(ROOT)}: {needle}")
     assert found == []
+
+
+def test_evidence_from_the_console_is_checked_like_any_other():
+    marked = {"bounds": [0, 0, 10, 10], "source": "box", "screen": 3, "node": {"text": "42"}}
+    assert label_edits.check_evidence(marked) == marked
+    with pytest.raises(InvalidData, match="evidence.screen: must be a screen number, got -1"):
+        label_edits.check_evidence({**marked, "screen": -1})
+    with pytest.raises(InvalidData, match="evidence.node: must be an object, got str"):
+        label_edits.check_evidence({**marked, "node": "42"})
+    with pytest.raises(InvalidData, match="evidence.colour: is not one of bounds"):
+        label_edits.check_evidence({**marked, "colour": "red"})
