@@ -272,6 +272,25 @@ def test_a_marked_value_names_its_screen_by_index_through_undo_export_and_import
     assert element(screen, bounds=box.bounds).resource_id == box.resource_id
 
 
+def test_a_tap_records_the_view_drawn_on_top_not_a_row_beneath_it(recording, alice):
+    freshcart = "com.waypoint.freshcart:id/"
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    tab = element(current(recording), resource_id=freshcart + "tab_orders")
+    # The tab bar's lower edge: the next product row runs on beneath the bar there.
+    bottom = {"type": "click", "x": tab.center[0], "y": tab.bounds[3] - 4}
+    assert record_step(recording, bottom, alice).target["resource_id"] == tab.resource_id
+    home = element(current(recording), resource_id=freshcart + "tab_home")
+    record_step(recording, {"type": "click", "x": home.center[0], "y": home.center[1]}, alice)
+    swipe = {"type": "swipe", "x": 270, "y": 1000, "x2": 270, "y2": 300, "duration_ms": 300}
+    record_step(recording, swipe, alice)
+    # The list has scrolled under the sticky header: a tap on the header is on the header.
+    title = element(current(recording), text="FreshCart")
+    step = record_step(
+        recording, {"type": "click", "x": title.center[0], "y": title.center[1]}, alice
+    )
+    assert (step.target["text"], step.target["class"]) == ("FreshCart", "android.widget.TextView")
+
+
 def test_finishing_on_the_virtual_device_grades_the_answer(
     adb_servers, device, alice, project, virtual_device
 ):
