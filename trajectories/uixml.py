@@ -30,6 +30,7 @@ __all__ = [
     "clean_ui_xml",
     "parse_bounds",
     "parse_ui_xml",
+    "quote_attribute",
     "structure_similarity",
     "views_to_uiautomator_xml",
 ]
@@ -64,6 +65,17 @@ CONTROL_REPLACEMENT = "."
 # replaced in the raw bytes; as character references they are just as invalid.
 _CONTROL_BYTES_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CHAR_REF_RE = re.compile(rb"&#(x[0-9a-fA-F]+|[0-9]+);")
+_ATTRIBUTE_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # Views that take every touch landing on them although a dump does not call them clickable
 # ("Toolbars always eat touch events"): nothing drawn beneath one gets the tap.
@@ -300,6 +312,17 @@ def parse_bounds(s: str) -> Bounds:
         raise UIXmlError(f"bad bounds {s!r}")
     x1, y1, x2, y2 = (int(g) for g in match.groups())
     return x1, y1, x2, y2
+
+
+def quote_attribute(value: str) -> str:
+    """``value`` as a dump's attribute value: in double quotes, ``"`` as ``&quot;``, and
+    characters XML cannot carry as "." (uiautomator's serializer writes them so; tools that read
+    dumps with a regex such as ``text="([^"]*)"`` depend on it)."""
+    return (
+        '"'
+        + _INVALID_XML_CHARS_RE.sub(CONTROL_REPLACEMENT, value).translate(_ATTRIBUTE_ESCAPES)
+        + '"'
+    )
 
 
 def clean_ui_xml(data: bytes) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from trajectories.uixml import CONTROL_REPLACEMENT
+from trajectories.uixml import quote_attribute as attribute
 
 XML_HEADER = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
 FLAGS = (
@@ -23,19 +23,6 @@ FLAGS = (
     ("long-clickable", "longClickable"),
     ("password", "password"),
     ("selected", "selected"),
-)
-# Characters XML 1.0 cannot carry; JavaScript strings may also hold lone surrogates.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ESCAPES = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        '"': "&quot;",
-        "\n": "&#10;",
-        "\r": "&#13;",
-        "\t": "&#9;",
-    }
 )
 _NOT_IN_NAME = re.compile(r"[^a-z0-9_]+")
 
@@ -64,11 +51,6 @@ def resource_id(node: dict) -> str:
         return raw
     name = resource_name(raw)
     return f"{node['pkg']}:id/{name}" if name else ""
-
-
-def attribute(value: str) -> str:
-    """A value in double quotes, escaped as uiautomator's serializer writes it."""
-    return '"' + _NOT_XML.sub(CONTROL_REPLACEMENT, value).translate(_ESCAPES) + '"'
 
 
 def _write(node: dict, index: int, scale: float, size: tuple[int, int], out: list[str]) -> None:

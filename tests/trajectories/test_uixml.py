@@ -627,3 +627,14 @@ def test_cleaning_leaves_a_clean_dump_byte_for_byte():
     assert clean_ui_xml(kept) == kept
     assert clean_ui_xml(b'<a b="&#0;&#xFFFE;&#99999999;"/>') == b'<a b="..."/>'
     etree.fromstring(clean_ui_xml(b'<a b="\x00\x01\x08\x0b\x0c\x0e\x1f"/>'))  # strict parse
+
+
+def test_attributes_are_written_in_double_quotes_as_uiautomator_does():
+    from trajectories.uixml import quote_attribute
+
+    assert quote_attribute('say "hi" & <go>') == '"say &quot;hi&quot; &amp; &lt;go&gt;"'
+    assert quote_attribute("it's\x07\ud800") == '"it\'s.."'
+    assert quote_attribute("two\nlines\t") == '"two&#10;lines&#9;"'
+    for value in ('"', "'", "a\nb", "\x00"):
+        element = etree.fromstring(f"<node text={quote_attribute(value)}/>")
+        assert element.get("text") == ("." if value == "\x00" else value)
