@@ -134,7 +134,21 @@ def test_a_click_on_the_live_view_lands_where_it_was_clicked(
         wait_steps(page, count)
     shot(page, "screens-live-taps")
 
-    steps = Trajectory.objects.get(task=task).steps.order_by("index")
+    # The UI XML overlay sits on the picture: its boxes are where the elements are drawn.
+    page.select_option("#open-package", "com.waypoint.freshcart")
+    page.click("#open-form button")
+    wait_steps(page, len(wanted) + 1)
+    page.check("#toggle-xml")
+    page.wait_for_selector("#xml-layer .xml-el")
+    layer = page.locator("#xml-layer").bounding_box()
+    left, top = drawn_point(page, -0.5, -0.5)
+    right, bottom = drawn_point(page, 539.5, 1199.5)
+    assert abs(layer["x"] - left) < 1 and abs(layer["y"] - top) < 1
+    assert abs(layer["x"] + layer["width"] - right) < 1
+    assert abs(layer["y"] + layer["height"] - bottom) < 1
+    shot(page, "screens-live-xml")
+
+    steps = Trajectory.objects.get(task=task).steps.order_by("index")[: len(wanted)]
     recorded = [(s.action["x"], s.action["y"]) for s in steps]
     assert all(s.action_type == "click" for s in steps)
     for (x, y), (rx, ry) in zip(wanted, recorded, strict=True):
