@@ -216,6 +216,8 @@ def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
         1,
         "its step was undone",
     )
+    # its screen went with the step: the evidence names no screen rather than another one
+    assert "screen" not in parked["evidence"] and parked["evidence"]["bounds"] == list(box.bounds)
 
 
 def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_aside(
