@@ -90,7 +90,7 @@
       else if (child.nodeType === 1 && child.getAttribute("aria-hidden") !== "true" && !SKIP.has(child.tagName)) {
         const style = getComputedStyle(child);
         const r = child.getBoundingClientRect();
-        if (style.display === "none" || style.visibility === "hidden") continue;
+        if (style.display === "none" || style.visibility === "hidden" || parseFloat(style.opacity) === 0) continue;
         if (!intersect([r.left, r.top, r.right, r.bottom], within)) continue;
         text += (INLINE.has(child.tagName) ? "" : " ") + deepText(child, within) + (INLINE.has(child.tagName) ? "" : " ");
       }
@@ -163,6 +163,8 @@
     if (SKIP.has(el.tagName)) return [];
     const style = getComputedStyle(el);
     if (style.display === "none" || style.visibility === "hidden" || el.getAttribute("aria-hidden") === "true") return [];
+    // A fully transparent view is not visible to the user: Android's accessibility leaves it out.
+    if (parseFloat(style.opacity) === 0) return [];
     if (el.dataset && el.dataset.window && el.dataset.window !== "app" && ctx.skipSystem) return [];
     if (el.classList && el.classList.contains("window") && !el.classList.contains("front")) return [];
     const r = el.getBoundingClientRect();

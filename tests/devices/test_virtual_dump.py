@@ -209,3 +209,16 @@ def test_text_views_hold_their_text_and_never_other_text_views(device, virtual_d
     meeting = virtual_device.catalog.variable("chatter.meeting_time").value
     message = next(n for n in nodes(xml) if meeting in n.get("text"))
     assert message.get("text").startswith("Let's meet") and len(message) == 0
+
+
+def test_a_transparent_view_is_not_visible_and_not_dumped(device, virtual_device):
+    device.app_start("com.waypoint.freshcart")
+    assert 'resource-id="com.waypoint.freshcart:id/cart_count"' in device.dump_hierarchy()
+    virtual_device.call(
+        virtual_device.phone.screen._eval,
+        "document.querySelector('iframe.front').contentDocument"
+        ".querySelector('[data-testid=cart_count]').style.opacity = '0'",
+    )
+    xml = device.dump_hierarchy()
+    check_like_a_phone(xml)
+    assert "cart_count" not in xml and 'text="FreshCart"' in xml
