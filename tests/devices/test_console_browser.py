@@ -113,7 +113,7 @@ def drawn_point(page, x, y):
 
 
 def test_a_click_on_the_live_view_lands_where_it_was_clicked(
-    transactional_db, live_server, adb_servers, device, alice, project, browser
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser
 ):
     task = get_or_create_task(project, TaskRecord(uid="taps", goal="Tap near the edges"))
     page = browser.new_page(viewport={"width": 1440, "height": 900})
