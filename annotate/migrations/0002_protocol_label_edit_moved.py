@@ -1,4 +1,4 @@
-"""``LabelEdit`` now belongs to trajectories (see its 0004_protocol_label_edit); its table stays."""
+"""``LabelEdit`` now belongs to trajectories (see its 0005_protocol_label_edit); its table stays."""
 
 from django.db import migrations
 
@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
     dependencies = [
         ("annotate", "0001_initial"),
-        ("trajectories", "0004_protocol_label_edit"),
+        ("trajectories", "0005_protocol_label_edit"),
     ]
 
     operations = [

@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("trajectories", "0003_jobs_heartbeat"),
+        ("trajectories", "0004_screens_evidence_screen_index"),
         ("annotate", "0001_initial"),
     ]
 

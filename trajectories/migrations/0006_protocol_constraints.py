@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0004_protocol_label_edit'),
+        ('trajectories', '0005_protocol_label_edit'),
     ]
 
     operations = [
