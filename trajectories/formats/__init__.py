@@ -24,7 +24,7 @@ from ..services import (
     do_import_trajectory,
 )
 from ..validation import InvalidData, check_trajectory_record, fail
-from . import droidbot, waypoint
+from . import androtmem, droidbot, stamp_sft, waypoint
 from .archive import open_source
 from .detect import AUTO, detect_folder_format
 
@@ -39,6 +39,8 @@ IMPORTERS: dict[str, tuple[Reader, Counter]] = {
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,
+    "stamp-sft": stamp_sft.export_stamp_sft,
+    "androtmem": androtmem.export_androtmem,
 }
 
 
@@ -122,6 +124,21 @@ def export_trajectories(
     dest: Path,
     fmt: str = "waypoint",
     progress: Callable[[int, int], None] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Export into the new folder ``dest``; ``filters`` only describe the selection made.
+
+    The dataset formats take ``options`` (per format), ``split`` (see
+    :class:`trajectories.formats.dataset.Split`) and record ``filters`` in their manifest.
+    """
     exporter = _format(fmt, EXPORTERS, "export")
-    return exporter(trajectories, Path(dest), progress=progress)
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return exporter(trajectories, Path(dest), progress=progress)
+    return exporter(
+        trajectories, Path(dest), progress=progress, options=options, filters=filters, split=split
+    )
