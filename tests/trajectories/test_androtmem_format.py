@@ -52,11 +52,16 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
         "instruction": "Buy the cheapest headphones",
         "primary_intent": "Purchase / Order",
         "apps": ["com.example.shop"],
+        "gold_answer": "12.50",
+        "grading_rule": "exact",
+        "memory_targets": [{"key": "price", "value": "12.50", "encode_step": 0}],
         "steps": [
             {
                 "step_index": 0,
                 "step_id": f"{uid}/0",
                 "image_name": f"images/{uid}/step_000.png",
+                "width": 120,
+                "height": 240,
                 "summary": "Tap Buy 0",
                 "actionForm": {
                     "action": "tap",
@@ -84,6 +89,8 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
                 "step_index": 1,
                 "step_id": f"{uid}/1",
                 "image_name": f"images/{uid}/step_001.png",
+                "width": 120,
+                "height": 240,
                 "summary": "",
                 "actionForm": {
                     "action": "text",
@@ -98,6 +105,8 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
                 "step_index": 2,
                 "step_id": f"{uid}/2",
                 "image_name": f"images/{uid}/step_002.png",
+                "width": 120,
+                "height": 240,
                 "summary": "",
                 "actionForm": {
                     "action": "swipe",

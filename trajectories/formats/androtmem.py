@@ -6,6 +6,9 @@ One task record per trajectory (``task_id`` is the trajectory's id), in ``<split
 ``actionForm`` (``action``, pixel ``bbox`` of the target element, ``value``, ``direction``),
 the step's anchors in ``extra_info.status`` and the links into them in ``extra_info.links``
 (``source`` is the id of the source anchor, ``type`` the relation, ``is_critical``).
+Beside what AndroTMem reads, each record carries what Waypoint's evaluator also scores: the
+screenshot size of each step (to place GUI-Owl's 0-1000 predictions), the memory targets
+(M-Acc) and the gold answer with its grading rule (task success).
 
 The scorer finds the final completion step by an anchor whose content contains "finish" (in
 any case); a Waypoint ``finish`` anchor whose content does not say so gets ``finish: `` put in
@@ -107,6 +110,8 @@ def task_record(record: dict[str, Any], image_of: Callable[[str, str], str]) -> 
                 "step_index": index,
                 "step_id": f"{task_id}/{index}",
                 "image_name": name,
+                "width": screen["width"],
+                "height": screen["height"],
                 "summary": step["summary"],
                 "actionForm": action_form(step["action"], step["target"]),
                 "extra_info": {
@@ -141,6 +146,12 @@ def task_record(record: dict[str, Any], image_of: Callable[[str, str], str]) -> 
         "instruction_en": task["goal"],
         "instruction": task["goal"],
         "apps": task["apps"],
+        "gold_answer": task["gold_answer"],
+        "grading_rule": task["grading_rule"],
+        "memory_targets": [
+            {"key": m["key"], "value": m["value"], "encode_step": m["encode_step"]}
+            for m in record["memory_targets"]
+        ],
         "steps": steps,
     }
     if task["intent"]:
