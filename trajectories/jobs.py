@@ -33,9 +33,16 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
+from .formats import (
+    EXPORTERS,
+    IMPORTERS,
+    check_export_request,
+    export_trajectories,
+    import_trajectories,
+)
 from .formats.archive import human_size
 from .formats.detect import AUTO, detect_archive_format
+from .formats.selection import check_export_filters, select_for_export
 from .models import Job, JobKind, JobStatus, Project, Trajectory
 from .services import record_event
 from .validation import InvalidData
@@ -131,33 +138,38 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
     return job
 
 
-EXPORT_FILTERS = ("status", "outcome", "task", "source")
-
-
 def do_start_export(
-    project: Project, fmt: str, actor, filters: dict[str, Any] | None = None
+    project: Project,
+    fmt: str,
+    actor,
+    filters: dict[str, Any] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
 ) -> Job:
+    """Queue an export; ``options`` per format and ``split`` as the dataset formats take them."""
     check_format(fmt, JobKind.EXPORT)
-    filters = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-    unknown = set(filters) - set(EXPORT_FILTERS)
-    if unknown:
-        raise InvalidData(
-            f"filters: unknown filter {sorted(unknown)[0]!r} (known: {', '.join(EXPORT_FILTERS)})"
-        )
+    filters = check_export_filters(filters)
+    options, split = check_export_request(fmt, options, split)
+    params: dict[str, Any] = {"filters": filters}
+    if options:
+        params["options"] = options
+    if split:
+        params["split"] = split
     with transaction.atomic():
         job = Job.objects.create(
             project=project,
             kind=JobKind.EXPORT,
             format=fmt,
             created_by=actor,
-            params={"filters": filters},
+            params=params,
         )
         record_event(
             "job.export_queued",
             actor=actor,
             project=project,
             obj=job,
-            after={"format": fmt, "filters": filters},
+            after={"format": fmt, **params},
         )
         _enqueue(job)
     return job
@@ -165,13 +177,7 @@ def do_start_export(
 
 def export_scope(job: Job):
     trajectories = Trajectory.objects.filter(project=job.project).originals()
-    filters = job.params.get("filters", {})
-    if "task" in filters:
-        trajectories = trajectories.filter(task__uid=filters["task"])
-    for name in ("status", "outcome", "source"):
-        if name in filters:
-            trajectories = trajectories.filter(**{name: filters[name]})
-    return trajectories
+    return select_for_export(trajectories, job.params.get("filters", {}))
 
 
 class _Progress:
@@ -399,7 +405,15 @@ def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
 def _run_export(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     name = f"waypoint-{job.format}-export-{job.pk}"
     folder = tmp / name
-    counts = export_trajectories(export_scope(job), folder, job.format, progress=progress)
+    counts = export_trajectories(
+        export_scope(job),
+        folder,
+        job.format,
+        progress=progress,
+        options=job.params.get("options"),
+        filters=job.params.get("filters"),
+        split=job.params.get("split"),
+    )
     archive = tmp / f"{name}.zip"
     zip_folder(folder, archive)
     with open(archive, "rb") as handle:

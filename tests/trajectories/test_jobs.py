@@ -112,11 +112,14 @@ def test_a_job_runs_once_even_if_delivered_twice(
 def test_it_refuses_unknown_formats_and_filters(project, alice):
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "csv", alice)
-    assert str(caught.value) == "format: unknown export format 'csv' (known: waypoint)"
+    assert str(caught.value) == (
+        "format: unknown export format 'csv' (known: androtmem, stamp-sft, waypoint)"
+    )
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "waypoint", alice, {"colour": "red"})
     assert str(caught.value) == (
-        "filters: unknown filter 'colour' (known: status, outcome, task, source)"
+        "filters: unknown filter 'colour' (known: status, outcome, source, task, tasks, apps, "
+        "recorded_from, recorded_to, annotator, trajectories)"
     )
     assert Job.objects.count() == 0
 

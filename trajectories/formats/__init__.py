@@ -26,6 +26,7 @@ from ..services import (
 from ..validation import InvalidData, check_trajectory_record, fail
 from . import androtmem, droidbot, stamp_sft, waypoint
 from .archive import open_source
+from .dataset import Split
 from .detect import AUTO, detect_folder_format
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
@@ -42,6 +43,23 @@ EXPORTERS: dict[str, Exporter] = {
     "stamp-sft": stamp_sft.export_stamp_sft,
     "androtmem": androtmem.export_androtmem,
 }
+
+
+def check_export_request(
+    fmt: str, options: dict[str, Any] | None, split: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Options and split checked before a job is queued (the job checks them again)."""
+    _format(fmt, EXPORTERS, "export")
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return {}, None
+    if fmt == "stamp-sft":
+        options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
+    elif options:
+        raise InvalidData(f"options: {fmt} takes no options, got {sorted(options)[0]!r}")
+    Split.parse(split, "train")
+    return options or {}, split or None
 
 
 def _format(name: str, catalogue: dict[str, Any], what: str) -> Any:
