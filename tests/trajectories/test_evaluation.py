@@ -237,3 +237,43 @@ def test_the_command_refuses_what_is_not_a_benchmark(project, tmp_path):
         call_command("evaluate", benchmark=str(out), predictions=str(tmp_path / "p.jsonl"))
     with pytest.raises(CommandError, match="no such file or folder"):
         call_command("evaluate", benchmark=str(tmp_path / "nope"), predictions="x")
+
+
+@pytest.mark.django_db
+def test_members_score_predictions_through_the_api(
+    project, alice, bob, charlie, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.test import APIClient
+
+    from trajectories.jobs import do_start_export, run_job
+
+    do_import_trajectory(project, make_record(steps=2, seed=3))
+    with django_capture_on_commit_callbacks(execute=False):
+        job = do_start_export(project, "androtmem", alice)
+    run_job(job.pk)
+    task_id = str(Trajectory.objects.get().uid)
+    body = (json.dumps(act(task_id, 0, "tap", x=60, y=120)) + "\n" + "{broken\n").encode()
+    url = f"/api/v1/projects/{project.pk}/evaluations/"
+    for user, expected in ((alice, 200), (bob, 200), (charlie, 404)):
+        client = APIClient()
+        client.force_authenticate(user)
+        upload = SimpleUploadedFile("pred.jsonl", body)
+        response = client.post(url, {"export_job": job.pk, "predictions": upload})
+        assert response.status_code == expected
+    client = APIClient()
+    client.force_authenticate(bob)
+    response = client.post(
+        url, {"export_job": job.pk, "predictions": SimpleUploadedFile("p.jsonl", body)}
+    )
+    result = response.json()
+    assert (result["tasks"], result["steps"], result["ams"]) == (1, 2, 0.5)
+    assert result["malformed"]["count"] == 1
+    assert result["benchmark"] == {"export_job": job.pk, "split": None, "tasks": 1}
+    response = client.post(
+        url, {"export_job": 999, "predictions": SimpleUploadedFile("p.jsonl", body)}
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "export_job: 999 is not a succeeded androtmem export of this project"
+    }

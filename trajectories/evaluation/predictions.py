@@ -16,11 +16,13 @@ names its step but whose prediction cannot be parsed still counts as that step's
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..validation import InvalidData
 
@@ -121,38 +123,45 @@ def _step_sizes(tasks: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int,
 
 
 def read_predictions(
-    source: Path | str, tasks: list[dict[str, Any]]
+    source: Path | str | IO[bytes], tasks: list[dict[str, Any]]
 ) -> tuple[dict[str, dict[str, Prediction]], Malformed]:
-    """Predictions by task id and step index (as strings), and the malformed lines."""
+    """Predictions by task id and step index (as strings), and the malformed lines.
+
+    ``source`` is a path or a binary file (an upload).
+    """
+    if hasattr(source, "read"):
+        return _read(io.TextIOWrapper(source, encoding="utf-8", errors="replace"), tasks)
     source = Path(source)
     if not source.is_file():
         raise InvalidData(f"{source}: no such file")
+    with open(source, encoding="utf-8", errors="replace") as handle:
+        return _read(handle, tasks)
+
+
+def _read(
+    handle: Iterable[str], tasks: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, Prediction]], Malformed]:
     sizes = _step_sizes(tasks)
     predictions: dict[str, dict[str, Prediction]] = {}
     malformed = Malformed()
-    with open(source, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                malformed.add(number, f"invalid JSON ({exc.msg})")
-                continue
-            if (
-                not isinstance(record, dict)
-                or "task_id" not in record
-                or "step_index" not in record
-            ):
-                malformed.add(number, "no task_id and step_index")
-                continue
-            key = (str(record["task_id"]), str(record["step_index"]))
-            try:
-                prediction = _prediction(record, sizes.get(key, (1000, 1000)))
-            except ValueError as exc:
-                malformed.add(number, str(exc))
-                prediction = Prediction(action=None)
-            predictions.setdefault(key[0], {})[key[1]] = prediction
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            malformed.add(number, f"invalid JSON ({exc.msg})")
+            continue
+        if not isinstance(record, dict) or "task_id" not in record or "step_index" not in record:
+            malformed.add(number, "no task_id and step_index")
+            continue
+        key = (str(record["task_id"]), str(record["step_index"]))
+        try:
+            prediction = _prediction(record, sizes.get(key, (1000, 1000)))
+        except ValueError as exc:
+            malformed.add(number, str(exc))
+            prediction = Prediction(action=None)
+        predictions.setdefault(key[0], {})[key[1]] = prediction
     return predictions, malformed
 
 
