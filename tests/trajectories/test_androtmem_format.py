@@ -29,6 +29,10 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def image(shade: int) -> str:
+    return f"images/{hashlib.sha256(png(shade)).hexdigest()}.png"
+
+
 def export(project, tmp_path, name="bench", fmt="androtmem", **kwargs) -> Path:
     out = tmp_path / name
     export_trajectories(Trajectory.objects.filter(project=project), out, fmt, **kwargs)
@@ -59,7 +63,7 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
             {
                 "step_index": 0,
                 "step_id": f"{uid}/0",
-                "image_name": f"images/{uid}/step_000.png",
+                "image_name": image(31),
                 "width": 120,
                 "height": 240,
                 "summary": "Tap Buy 0",
@@ -88,7 +92,7 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
             {
                 "step_index": 1,
                 "step_id": f"{uid}/1",
-                "image_name": f"images/{uid}/step_001.png",
+                "image_name": image(32),
                 "width": 120,
                 "height": 240,
                 "summary": "",
@@ -104,7 +108,7 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
             {
                 "step_index": 2,
                 "step_id": f"{uid}/2",
-                "image_name": f"images/{uid}/step_002.png",
+                "image_name": image(33),
                 "width": 120,
                 "height": 240,
                 "summary": "",

@@ -2,7 +2,8 @@
 
 One task record per trajectory (``task_id`` is the trajectory's id), in ``<split>.jsonl``:
 ``instruction_en``, ``primary_intent`` (AndroTMem's intent names), and ``steps[]`` with
-``step_index``, ``image_name`` (relative to the export folder, which is the image root),
+``step_index``, ``image_name`` (``images/<sha256>.png``, relative to the export folder, which
+is the image root: a screenshot shared by steps is stored once),
 ``actionForm`` (``action``, pixel ``bbox`` of the target element, ``value``, ``direction``),
 the step's anchors in ``extra_info.status`` and the links into them in ``extra_info.links``
 (``source`` is the id of the source anchor, ``type`` the relation, ``is_critical``).
@@ -86,8 +87,8 @@ def _finish_content(anchor: dict[str, Any]) -> str:
     return content
 
 
-def task_record(record: dict[str, Any], image_of: Callable[[str, str], str]) -> dict[str, Any]:
-    """The AndroTMem task record of a native record; ``image_of(blob, name)`` copies images."""
+def task_record(record: dict[str, Any], image_of: Callable[[str], str]) -> dict[str, Any]:
+    """The AndroTMem task record of a native record; ``image_of(blob)`` copies an image."""
     task_id = record["id"]
     anchors_at: dict[int, list[dict]] = {}
     step_of_anchor = {}
@@ -103,8 +104,7 @@ def task_record(record: dict[str, Any], image_of: Callable[[str, str], str]) -> 
     for step in record["steps"]:
         index = step["index"]
         screen = record["screens"][step["screen"]]
-        extension = screen["screenshot"].rsplit(".", 1)[1]
-        name = image_of(screen["screenshot"], f"images/{task_id}/step_{index:03d}.{extension}")
+        name = image_of(screen["screenshot"])
         steps.append(
             {
                 "step_index": index,
@@ -182,7 +182,7 @@ def export_androtmem(
     with DatasetWriter(dest, FORMAT, SCHEMA_VERSION, splits=division.names) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
-            task = task_record(record, lambda blob, image: writer.image(blob, image))
+            task = task_record(record, writer.image)
             writer.write(name, task)
             for step in task["steps"]:
                 form = step["actionForm"]

@@ -23,7 +23,7 @@ import os
 import random
 import shutil
 import tempfile
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -42,6 +42,7 @@ CARD = "README.md"
 IMAGES = "images"
 
 Progress = Callable[[int, int], None]
+RECENT_IMAGES = 4096
 
 
 def waypoint_version() -> str:
@@ -176,6 +177,9 @@ class DatasetWriter:
         self._files: dict[str, _SplitFile] = {}
         self.split_names = list(splits)
         self.images_written = 0
+        # The images written lately, by blob name: most repeats are a step's recent history.
+        # Bounded, so memory stays flat; an older image is found on disk instead.
+        self._recent: OrderedDict[tuple[str, str | None], str] = OrderedDict()
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -219,6 +223,17 @@ class DatasetWriter:
         Returns its path relative to the export folder: ``images/<sha>.<ext>``, or ``name``
         when the format lays images out itself. Resized to ``max_side`` when set.
         """
+        key = (blob_name, name)
+        known = self._recent.get(key)
+        if known is not None:
+            return known
+        relative = self._image(blob_name, name)
+        self._recent[key] = relative
+        if len(self._recent) > RECENT_IMAGES:
+            self._recent.popitem(last=False)
+        return relative
+
+    def _image(self, blob_name: str, name: str | None) -> str:
         file_name = blob_name.rsplit("/", 1)[1]
         relative = name or f"{IMAGES}/{file_name}"
         target = self.work / relative

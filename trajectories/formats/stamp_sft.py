@@ -140,7 +140,7 @@ def samples_of(
     for step in steps:
         screen = screens[step["screen"]]
         outputs.append(assistant_output(step, screen["width"], screen["height"], thought))
-        images.append(screen["screenshot"])
+        images.append(image_of(screen["screenshot"]))
     result = []
     for t, step in enumerate(steps):
         if trainable_only and not step["trainable"]:
@@ -157,7 +157,7 @@ def samples_of(
         for turn in range(first_full, t + 1):
             text = f"{prompt}\n{IMAGE}" if turn == first_full else IMAGE
             messages.append({"role": "user", "content": text})
-            sample_images.append(image_of(images[turn]))
+            sample_images.append(images[turn])
             messages.append({"role": "assistant", "content": outputs[turn]})
         result.append((step, {"messages": messages, "images": sample_images}))
     return result
