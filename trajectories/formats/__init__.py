@@ -24,7 +24,7 @@ from ..services import (
     do_import_trajectory,
 )
 from ..validation import InvalidData, check_trajectory_record, fail
-from . import androtmem, droidbot, stamp_sft, waypoint
+from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, waypoint
 from .archive import open_source
 from .dataset import Split
 from .detect import AUTO, detect_folder_format
@@ -42,6 +42,8 @@ EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,
     "stamp-sft": stamp_sft.export_stamp_sft,
     "androtmem": androtmem.export_androtmem,
+    "memory-world": memory_world.export_memory_world,
+    "androidcontrol": androidcontrol.export_androidcontrol,
 }
 
 

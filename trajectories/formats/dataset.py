@@ -200,11 +200,14 @@ class DatasetWriter:
         return f"{split}.jsonl"
 
     def write(self, split: str, record: dict[str, Any]) -> None:
+        self.write_line(split, dump_line(record))
+
+    def write_line(self, split: str, line: str) -> None:
+        """A record already encoded as one JSON line (ending with a newline)."""
         split_file = self._files.get(split)
         if split_file is None:
             handle = open(self.work / self.data_file(split), "w", encoding="utf-8")  # noqa: SIM115
             split_file = self._files[split] = _SplitFile(handle)
-        line = dump_line(record)
         split_file.handle.write(line)
         split_file.digest.update(line.encode("utf-8"))
         split_file.records += 1

@@ -124,42 +124,65 @@ def assistant_output(step: dict[str, Any], width: int, height: int, thought: boo
     return "\n".join(parts)
 
 
-def samples_of(
+def _encoded(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+SYSTEM_MESSAGE = _encoded({"role": "system", "content": SYSTEM_PROMPT})
+IMAGE_TURN = _encoded({"role": "user", "content": IMAGE})
+
+
+def sample_lines(
     record: dict[str, Any],
     image_of: Callable[[str], str],
     *,
     k: int = DEFAULT_K,
     thought: bool = True,
     trainable_only: bool = True,
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(step, sample) for every step of a native record that becomes a sample."""
+) -> list[tuple[dict[str, Any], str]]:
+    """(step, JSONL line) for every step of a native record that becomes a sample.
+
+    A line is ``{"messages": [...], "images": [...]}`` exactly as ``json.dumps`` writes it
+    (no spaces, UTF-8 kept); the messages each step repeats in later samples (its assistant
+    output, its screenshot) are encoded once.
+    """
     screens = record["screens"]
     steps = record["steps"]
     outputs: list[str] = []
     images: list[str] = []
+    lines_of_history: list[str] = []
     for step in steps:
         screen = screens[step["screen"]]
-        outputs.append(assistant_output(step, screen["width"], screen["height"], thought))
-        images.append(image_of(screen["screenshot"]))
+        output = assistant_output(step, screen["width"], screen["height"], thought)
+        outputs.append(_encoded({"role": "assistant", "content": output}))
+        images.append(_encoded(image_of(screen["screenshot"])))
+        lines_of_history.append(
+            f"Step {len(lines_of_history) + 1}: "
+            f"{step['summary'] or describe_action(step['action'])}\n"
+            f"Memory: {_memory(step['memory'])}"
+        )
+    goal = record["task"]["goal"]
     result = []
     for t, step in enumerate(steps):
         if trainable_only and not step["trainable"]:
             continue
         first_full = max(0, t - k)
-        history = "\n".join(
-            f"Step {i + 1}: {steps[i]['summary'] or describe_action(steps[i]['action'])}\n"
-            f"Memory: {_memory(steps[i]['memory'])}"
-            for i in range(first_full)
-        )
-        prompt = USER_PROMPT.format(goal=record["task"]["goal"], history=history)
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-        sample_images = []
+        prompt = USER_PROMPT.format(goal=goal, history="\n".join(lines_of_history[:first_full]))
+        messages = [SYSTEM_MESSAGE]
         for turn in range(first_full, t + 1):
-            text = f"{prompt}\n{IMAGE}" if turn == first_full else IMAGE
-            messages.append({"role": "user", "content": text})
-            sample_images.append(images[turn])
-            messages.append({"role": "assistant", "content": outputs[turn]})
-        result.append((step, {"messages": messages, "images": sample_images}))
+            if turn == first_full:
+                messages.append(_encoded({"role": "user", "content": f"{prompt}\n{IMAGE}"}))
+            else:
+                messages.append(IMAGE_TURN)
+            messages.append(outputs[turn])
+        line = (
+            '{"messages":['
+            + ",".join(messages)
+            + '],"images":['
+            + ",".join(images[first_full : t + 1])
+            + "]}\n"
+        )
+        result.append((step, line))
     return result
 
 
@@ -254,17 +277,17 @@ def export_stamp_sft(
     ) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
-            pairs = samples_of(
+            pairs = sample_lines(
                 record,
                 writer.image,
                 k=opts["k"],
                 thought=opts["thought"],
                 trainable_only=opts["trainable_only"],
             )
-            for step, sample in pairs:
+            for step, line in pairs:
                 is_memory = bool(step["memory"].strip())
                 for _ in range(repeats if is_memory else 1):
-                    writer.write(name, sample)
+                    writer.write_line(name, line)
                     per_split[name]["samples"] += 1
                     counts["samples"] += 1
                     counts["memory_samples"] += is_memory
