@@ -345,6 +345,9 @@ class ExportForm(forms.Form):
     )
     thought = forms.BooleanField(required=False, initial=True, label="Include the thought")
     trainable_only = forms.BooleanField(required=False, initial=True, label="Trainable steps only")
+    parquet = forms.BooleanField(
+        required=False, label="Also write Parquet with the images embedded"
+    )
 
     FILTERS = ("status", "outcome", "source", "task", "apps", "annotator", "trajectories")
 
@@ -391,6 +394,8 @@ class ExportForm(forms.Form):
                 options["max_side"] = data["max_side"]
             if data["memory_ratio"]:
                 options["memory_ratio"] = data["memory_ratio"]
+        if data["parquet"] and data["format"] != "waypoint":
+            options["parquet"] = True
         if data["split_by"] and data["format"] != "waypoint":
             split = {
                 "by": data["split_by"],

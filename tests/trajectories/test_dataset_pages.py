@@ -36,6 +36,7 @@ def test_the_export_page_queues_a_split_sft_export_with_options(client, project,
                 "k": "3",
                 "memory_ratio": "3",
                 "thought": "on",
+                "parquet": "on",
             },
         )
         assert response.status_code == 302
@@ -47,7 +48,13 @@ def test_the_export_page_queues_a_split_sft_export_with_options(client, project,
                 "apps": ["com.example.shop", "com.example.maps"],
                 "recorded_from": "2026-11-01",
             },
-            "options": {"k": 3, "memory_ratio": 3.0, "thought": True, "trainable_only": False},
+            "options": {
+                "k": 3,
+                "memory_ratio": 3.0,
+                "thought": True,
+                "trainable_only": False,
+                "parquet": True,
+            },
             "split": {"by": "task", "ratios": {"train": 0.8, "test": 0.2}, "seed": 7},
         }
 

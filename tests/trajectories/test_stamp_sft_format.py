@@ -258,3 +258,24 @@ def test_it_loads_with_hugging_face_datasets(project, tmp_path):
     assert len(loaded) == 7
     assert loaded[6]["messages"][0]["role"] == "system"
     assert all((out / name).is_file() for name in loaded[6]["images"])
+
+
+def test_parquet_copies_embed_the_images_and_repeat_byte_for_byte(project, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    do_import_trajectory(project, make_record(steps=3, seed=12))
+    first = export(project, tmp_path, "p1", options={"parquet": True})
+    second = export(project, tmp_path, "p2", options={"parquet": True})
+    assert files_of(first) == files_of(second)
+    manifest = json.loads((first / "manifest.json").read_text())
+    assert "train.parquet" in manifest["files"]
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files={"train": str(first / "train.parquet")},
+        cache_dir=str(tmp_path / "hf"),
+    )["train"]
+    jsonl = lines(first / "train.jsonl")
+    assert loaded[2]["messages"] == jsonl[2]["messages"]
+    embedded = loaded[2]["image_files"]
+    assert [f["path"] for f in embedded] == jsonl[2]["images"]
+    assert embedded[0]["bytes"] == png(12 * 31)
+    assert "datasets import Image, Sequence" in (first / "README.md").read_text()

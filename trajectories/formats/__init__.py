@@ -26,7 +26,7 @@ from ..services import (
 from ..validation import InvalidData, check_trajectory_record, fail
 from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, waypoint
 from .archive import open_source
-from .dataset import Split
+from .dataset import Split, check_plain_options
 from .detect import AUTO, detect_folder_format
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
@@ -58,8 +58,8 @@ def check_export_request(
         return {}, None
     if fmt == "stamp-sft":
         options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
-    elif options:
-        raise InvalidData(f"options: {fmt} takes no options, got {sorted(options)[0]!r}")
+    else:
+        options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
     Split.parse(split, "train")
     return options or {}, split or None
 

@@ -25,7 +25,7 @@ from django.db.models import QuerySet
 from ..models import Trajectory
 from ..validation import InvalidData
 from .androtmem import swipe_direction
-from .dataset import DatasetWriter, Split, card_counts, describe_filter
+from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
 from .waypoint import iter_records
 
 FORMAT = "androidcontrol"
@@ -91,8 +91,7 @@ def export_androidcontrol(
     split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the trajectories' steps as AndroidControl records into the new folder ``dest``."""
-    if options:
-        raise InvalidData(f"options: {FORMAT} takes no options, got {sorted(options)[0]!r}")
+    opts = check_plain_options(FORMAT, options)
     division = Split.parse(split, "train")
     if UNMAPPED_FILE in division.names:
         raise InvalidData(f"split.ratios: {UNMAPPED_FILE!r} is reserved for unmapped steps")
@@ -103,7 +102,11 @@ def export_androidcontrol(
     unmapped: Counter = Counter()
     counts = {"trajectories": 0, "steps": 0, "records": 0, "unmapped": 0}
     with DatasetWriter(
-        dest, FORMAT, SCHEMA_VERSION, splits=[*division.names, UNMAPPED_FILE]
+        dest,
+        FORMAT,
+        SCHEMA_VERSION,
+        splits=[*division.names, UNMAPPED_FILE],
+        parquet=opts["parquet"],
     ) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
@@ -125,7 +128,7 @@ def export_androidcontrol(
         counts["images"] = writer.images_written
         counts["splits"] = {k: v for k, v in writer.counts_per_split().items() if k in per_split}
         counts["unmapped_actions"] = dict(sorted(unmapped.items()))
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
+        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
         writer.finish(head, counts, _card(counts, per_split, apps, filters, division))
     if progress:
         progress(counts["trajectories"], total)

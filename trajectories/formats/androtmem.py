@@ -27,8 +27,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..models import Intent, Trajectory
-from ..validation import InvalidData
-from .dataset import DatasetWriter, Split, card_counts, describe_filter
+from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
 from .waypoint import iter_records
 
 FORMAT = "androtmem"
@@ -169,8 +168,7 @@ def export_androtmem(
     split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the trajectories as AndroTMem-Bench task records into the new folder ``dest``."""
-    if options:
-        raise InvalidData(f"options: {FORMAT} takes no options, got {sorted(options)[0]!r}")
+    opts = check_plain_options(FORMAT, options)
     division = Split.parse(split, "test")
     assignment = division.assign(trajectories)
     total = len(assignment)
@@ -179,7 +177,9 @@ def export_androtmem(
     unmapped: Counter = Counter()
     no_element = 0
     counts = {"trajectories": 0, "steps": 0, "anchors": 0, "links": 0, "images": 0}
-    with DatasetWriter(dest, FORMAT, SCHEMA_VERSION, splits=division.names) as writer:
+    with DatasetWriter(
+        dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
+    ) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
             task = task_record(record, writer.image)
@@ -206,7 +206,7 @@ def export_androtmem(
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
         counts["unmapped_actions"] = dict(sorted(unmapped.items()))
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
+        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
         writer.finish(head, counts, _card(counts, per_split, apps, filters, division, no_element))
     if progress:
         progress(counts["trajectories"], total)

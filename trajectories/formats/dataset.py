@@ -36,6 +36,7 @@ from PIL import Image
 
 from ..models import Trajectory, blob_storage_name
 from ..validation import InvalidData
+from .parquet import card_section, write_parquet
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
@@ -163,6 +164,7 @@ class DatasetWriter:
         *,
         splits: Iterable[str],
         max_side: int | None = None,
+        parquet: bool = False,
     ):
         dest = Path(dest)
         if dest.exists():
@@ -172,6 +174,7 @@ class DatasetWriter:
         self.format = fmt
         self.schema_version = schema_version
         self.max_side = max_side
+        self.parquet = parquet
         self.work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
         self._sums = open(self.work / ".sums", "w", encoding="utf-8")  # noqa: SIM115
         self._files: dict[str, _SplitFile] = {}
@@ -287,6 +290,12 @@ class DatasetWriter:
                     self._files[name] = _SplitFile(handle)
             for split_file in self._files.values():
                 split_file.handle.close()
+            if self.parquet:
+                for name in self.split_names:
+                    parquet = self.work / f"{name}.parquet"
+                    write_parquet(self.work / self.data_file(name), parquet, self.work)
+                    self._sums.write(f"{_sha256_file(parquet)} {parquet.name}\n")
+                card += card_section(self.split_names)
             self.write_text(CARD, card)
             self._sums.close()
             self._write_manifest(head, counts)
@@ -321,6 +330,14 @@ class DatasetWriter:
             out.write("\n }\n}\n")
 
 
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _copy_blob(name: str, target: Path) -> None:
     try:
         source = default_storage.path(name)
@@ -353,6 +370,20 @@ def card_counts(per_split: dict[str, Counter], apps: dict[str, Counter], unit: s
         else "(no app recorded)",
     ]
     return "\n".join(parts)
+
+
+def check_plain_options(fmt: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The options of a format that takes only ``parquet``."""
+    options = dict(options or {})
+    unknown = set(options) - {"parquet"}
+    if unknown:
+        raise InvalidData(
+            f"options: unknown option {sorted(unknown)[0]!r} for {fmt} (known: parquet)"
+        )
+    parquet = options.get("parquet", False)
+    if not isinstance(parquet, bool):
+        raise InvalidData(f"options.parquet: must be bool, got {parquet!r}")
+    return {"parquet": parquet}
 
 
 def describe_filter(filters: dict[str, Any] | None) -> str:

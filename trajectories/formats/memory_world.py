@@ -17,8 +17,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..models import Intent, Trajectory
-from ..validation import InvalidData
-from .dataset import DatasetWriter, Split, card_counts, describe_filter
+from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
 from .waypoint import iter_records
 
 FORMAT = "memory-world"
@@ -91,8 +90,7 @@ def export_memory_world(
     split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the trajectories as Memory-World tasks into the new folder ``dest``."""
-    if options:
-        raise InvalidData(f"options: {FORMAT} takes no options, got {sorted(options)[0]!r}")
+    opts = check_plain_options(FORMAT, options)
     division = Split.parse(split, "test")
     assignment = division.assign(trajectories)
     total = len(assignment)
@@ -106,7 +104,9 @@ def export_memory_world(
         "virtual": 0,
         "virtual_without_seed": 0,
     }
-    with DatasetWriter(dest, FORMAT, SCHEMA_VERSION, splits=division.names) as writer:
+    with DatasetWriter(
+        dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
+    ) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
             task = task_record(record, writer.image)
@@ -125,7 +125,7 @@ def export_memory_world(
                 progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
+        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
         writer.finish(head, counts, _card(counts, per_split, apps, filters, division))
     if progress:
         progress(counts["trajectories"], total)

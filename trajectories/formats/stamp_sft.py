@@ -197,7 +197,7 @@ def _option(options: dict[str, Any], name: str, kind: type, default: Any, check=
     return value
 
 
-KNOWN_OPTIONS = ("k", "max_side", "memory_ratio", "thought", "trainable_only")
+KNOWN_OPTIONS = ("k", "max_side", "memory_ratio", "parquet", "thought", "trainable_only")
 
 
 def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
@@ -217,6 +217,7 @@ def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
         "memory_ratio": _option(options, "memory_ratio", float, None, lambda v: 0 < v <= 100),
         "thought": _option(options, "thought", bool, True),
         "trainable_only": _option(options, "trainable_only", bool, True),
+        "parquet": _option(options, "parquet", bool, False),
     }
 
 
@@ -273,7 +274,12 @@ def export_stamp_sft(
     apps: dict[str, Counter] = {}
     counts = {"trajectories": 0, "steps": 0, "samples": 0, "memory_samples": 0, "images": 0}
     with DatasetWriter(
-        dest, FORMAT, SCHEMA_VERSION, splits=division.names, max_side=opts["max_side"]
+        dest,
+        FORMAT,
+        SCHEMA_VERSION,
+        splits=division.names,
+        max_side=opts["max_side"],
+        parquet=opts["parquet"],
     ) as writer:
         for record in iter_records(trajectories):
             name = assignment[record["id"]]
