@@ -108,7 +108,7 @@ def export_androidcontrol(
         splits=[*division.names, UNMAPPED_FILE],
         parquet=opts["parquet"],
     ) as writer:
-        for record in iter_records(trajectories):
+        for record in iter_records(trajectories, lean=True):
             name = assignment[record["id"]]
             for item, mapped in step_records(record, writer.image):
                 if mapped:

@@ -148,7 +148,7 @@ class Split:
 
 @dataclass
 class _SplitFile:
-    handle: IO[str]
+    handle: IO[bytes]
     digest: Any = field(default_factory=hashlib.sha256)
     records: int = 0
 
@@ -209,10 +209,11 @@ class DatasetWriter:
         """A record already encoded as one JSON line (ending with a newline)."""
         split_file = self._files.get(split)
         if split_file is None:
-            handle = open(self.work / self.data_file(split), "w", encoding="utf-8")  # noqa: SIM115
+            handle = open(self.work / self.data_file(split), "wb")  # noqa: SIM115
             split_file = self._files[split] = _SplitFile(handle)
-        split_file.handle.write(line)
-        split_file.digest.update(line.encode("utf-8"))
+        data = line.encode("utf-8")
+        split_file.handle.write(data)
+        split_file.digest.update(data)
         split_file.records += 1
 
     def write_text(self, name: str, text: str) -> None:
@@ -286,7 +287,7 @@ class DatasetWriter:
         try:
             for name in self.split_names:
                 if name not in self._files:  # an empty split is still a file: loaders expect it
-                    handle = open(self.work / self.data_file(name), "w", encoding="utf-8")  # noqa: SIM115
+                    handle = open(self.work / self.data_file(name), "wb")  # noqa: SIM115
                     self._files[name] = _SplitFile(handle)
             for split_file in self._files.values():
                 split_file.handle.close()

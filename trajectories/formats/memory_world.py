@@ -107,7 +107,7 @@ def export_memory_world(
     with DatasetWriter(
         dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
     ) as writer:
-        for record in iter_records(trajectories):
+        for record in iter_records(trajectories, lean=True):
             name = assignment[record["id"]]
             task = task_record(record, writer.image)
             writer.write(name, task)

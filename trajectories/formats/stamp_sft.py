@@ -281,7 +281,7 @@ def export_stamp_sft(
         max_side=opts["max_side"],
         parquet=opts["parquet"],
     ) as writer:
-        for record in iter_records(trajectories):
+        for record in iter_records(trajectories, lean=True):
             name = assignment[record["id"]]
             pairs = sample_lines(
                 record,

@@ -77,7 +77,18 @@ def _blob_file(sha256: str, content_type: str) -> str:
     return f"{folder}/{sha256}.{extension}"
 
 
-def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+# Fields the dataset formats never read: left out of their queries (``lean``), as decoding
+# JSON and times is most of the cost of fetching.
+LEAN_SKIPS = frozenset(
+    {"captured_at", "features", "visible_memory", "action_sent_at", "settled_at"}
+)
+
+
+def _fields(names: tuple[str, ...], lean: bool) -> tuple[str, ...]:
+    return tuple(n for n in names if n not in LEAN_SKIPS) if lean else names
+
+
+def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[str, Any]]:
     """Every label of a chunk of trajectories in one query per kind, as plain rows.
 
     Plain rows, not model instances: building thousands of model objects per chunk would
@@ -88,41 +99,14 @@ def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         list(
             Screen.objects.filter(trajectory_id__in=ids)
             .order_by("id")
-            .values(
-                "id",
-                "trajectory_id",
-                "screenshot_id",
-                "screenshot__content_type",
-                "ui_xml_id",
-                "ui_xml__content_type",
-                "width",
-                "height",
-                "package",
-                "activity",
-                "captured_at",
-                "features",
-                "visible_memory",
-            )
+            .values(*_fields(SCREEN_FIELDS, lean))
         )
     )
     steps = _group(
         list(
             Step.objects.filter(trajectory_id__in=ids)
             .order_by("trajectory_id", "index")
-            .values(
-                "trajectory_id",
-                "index",
-                "screen_id",
-                "action_type",
-                "action",
-                "target",
-                "thought",
-                "summary",
-                "memory",
-                "trainable",
-                "action_sent_at",
-                "settled_at",
-            )
+            .values(*_fields(STEP_FIELDS, lean))
         )
     )
     subgoals = _group(
@@ -180,6 +164,36 @@ def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows
     ]
 
+
+SCREEN_FIELDS = (
+    "id",
+    "trajectory_id",
+    "screenshot_id",
+    "screenshot__content_type",
+    "ui_xml_id",
+    "ui_xml__content_type",
+    "width",
+    "height",
+    "package",
+    "activity",
+    "captured_at",
+    "features",
+    "visible_memory",
+)
+STEP_FIELDS = (
+    "trajectory_id",
+    "index",
+    "screen_id",
+    "action_type",
+    "action",
+    "target",
+    "thought",
+    "summary",
+    "memory",
+    "trainable",
+    "action_sent_at",
+    "settled_at",
+)
 
 TRAJECTORY_FIELDS = (
     "id",
@@ -247,9 +261,9 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
                 "height": s["height"],
                 "package": s["package"],
                 "activity": s["activity"],
-                "captured_at": _iso(s["captured_at"]),
-                "features": s["features"],
-                "visible_memory": s["visible_memory"],
+                "captured_at": _iso(s.get("captured_at")),
+                "features": s.get("features", {}),
+                "visible_memory": s.get("visible_memory", []),
             }
             for s in screens
         ],
@@ -263,8 +277,8 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
                 "summary": s["summary"],
                 "memory": s["memory"],
                 "trainable": s["trainable"],
-                "action_sent_at": _iso(s["action_sent_at"]),
-                "settled_at": _iso(s["settled_at"]),
+                "action_sent_at": _iso(s.get("action_sent_at")),
+                "settled_at": _iso(s.get("settled_at")),
             }
             for s in steps
         ],
@@ -294,10 +308,13 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
     }
 
 
-def iter_records(trajectories: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]:
+def iter_records(
+    trajectories: QuerySet[Trajectory], *, lean: bool = False
+) -> Iterator[dict[str, Any]]:
     """The native records of the trajectories, ordered by uid, a chunk at a time.
 
-    Keyset paging on the uid keeps memory flat however many trajectories there are.
+    Keyset paging on the uid keeps memory flat however many trajectories there are. ``lean``
+    leaves out capture times, perceptual features and visible memory (empty in the records).
     """
     base = trajectories.order_by("uid").values(*TRAJECTORY_FIELDS)
     last = None
@@ -306,7 +323,7 @@ def iter_records(trajectories: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]
         rows = list(page[:CHUNK])
         if not rows:
             return
-        yield from _fetch_chunk(rows)
+        yield from _fetch_chunk(rows, lean)
         last = rows[-1]["uid"]
 
 
