@@ -114,3 +114,36 @@ def test_an_api_export_runs_with_its_format_options_split_and_filter(
 def test_the_waypoint_format_refuses_a_split(project, alice):
     with pytest.raises(InvalidData, match="the waypoint format takes no options and no split"):
         do_start_export(project, "waypoint", alice, split={"ratios": {"a": 1}})
+
+
+def test_the_command_line_exports_with_filter_split_and_options(project, tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    for seed in range(4):
+        _import(project, seed, status="approved" if seed else "rejected")
+    out = StringIO()
+    call_command(
+        "export_trajectories",
+        "--project", project.pk,
+        "--format", "stamp-sft",
+        "--out", tmp_path / "sft",
+        "--status", "approved",
+        "--split-by", "task",
+        "--split-ratios", "train=2,test=1",
+        "--option", "k=2",
+        "--option", "thought=false",
+        stdout=out,
+    )  # fmt: skip
+    assert out.getvalue().strip() == f"exported 3 trajectories (3 steps) to {tmp_path / 'sft'}"
+    manifest = json.loads((tmp_path / "sft" / "manifest.json").read_text())
+    assert manifest["filter"] == {"status": "approved"}
+    assert manifest["options"]["k"] == 2 and manifest["options"]["thought"] is False
+    assert manifest["split"]["by"] == "task"
+    assert sum(manifest["counts"]["splits"].values()) == 3
+    with pytest.raises(CommandError, match="options: unknown option 'K' for stamp-sft"):
+        call_command(
+            "export_trajectories", "--project", project.pk, "--format", "stamp-sft",
+            "--out", tmp_path / "bad", "--option", "K=2",
+        )  # fmt: skip
