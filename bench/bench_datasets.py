@@ -4,8 +4,10 @@
     python bench/bench_datasets.py --counts 10,100   # a quick run
 
 For each dataset size, every format is exported in a fresh subprocess (so its peak memory,
-``ru_maxrss``, is its own); then the evaluator scores a predictions file with one line per step
-of the androtmem export (half in AndroTMem's layout, half as GUI-Owl raw output).
+``ru_maxrss``, is its own), twice (``--repeat``): the faster run counts, as on a shared machine
+the slower one mostly measures the neighbours; then the evaluator scores a predictions file
+with one line per step of the androtmem export (half in AndroTMem's layout, half as GUI-Owl
+raw output).
 
 Targets (issue 10): stamp-sft at K=5 >= 2,000 steps/s with peak memory flat in dataset size
 (large / small <= 1.2); androtmem at least as fast as the native export; the evaluator scores
@@ -130,11 +132,18 @@ def measure(count: int, args, databases: Databases, work: Path) -> dict:
     )
     row = {"label": label}
     for fmt in FORMATS:
-        dest = work / f"{fmt}_{label}"
-        print(f"[{label}] exporting {fmt} ...", flush=True)
-        result = run_phase("export", env, project=project, dest=dest, format=fmt)
-        row["steps"] = result["steps"]
-        row[fmt] = {"rate": result["steps"] / result["seconds"], "rss_mb": result["rss_mb"]}
+        runs = []
+        for attempt in range(args.repeat):
+            dest = work / f"{fmt}_{label}"
+            shutil.rmtree(dest, ignore_errors=True)
+            print(f"[{label}] exporting {fmt} ({attempt + 1}/{args.repeat}) ...", flush=True)
+            runs.append(run_phase("export", env, project=project, dest=dest, format=fmt))
+        row["steps"] = runs[0]["steps"]
+        # The fastest run: on a shared machine the others measure the neighbours too.
+        row[fmt] = {
+            "rate": max(r["steps"] / r["seconds"] for r in runs),
+            "rss_mb": max(r["rss_mb"] for r in runs),
+        }
         if fmt != "androtmem":
             shutil.rmtree(dest)
     print(f"[{label}] evaluating ...", flush=True)
@@ -197,6 +206,7 @@ def main() -> None:
     parser.add_argument("--size", type=parse_size, default=(540, 1200), help="WIDTHxHEIGHT")
     parser.add_argument("--steps", type=int, default=35)
     parser.add_argument("--counts", default="100,1000", help="trajectory counts, small first")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per export (fastest kept)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
