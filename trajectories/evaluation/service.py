@@ -51,7 +51,8 @@ def do_evaluate(
                 f"export_job: job {job.pk}'s file is no longer in storage; export again"
             ) from None
         tasks = load_benchmark(local, split or None)
-    found, malformed = read_predictions(predictions, tasks)
+    # The upload's own file object (in memory or a temporary file) reads as a binary stream.
+    found, malformed = read_predictions(getattr(predictions, "file", predictions), tasks)
     result = evaluate(tasks, found, malformed)
     result["benchmark"] = {"export_job": job.pk, "split": split or None, "tasks": len(tasks)}
     return result
