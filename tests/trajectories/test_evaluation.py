@@ -277,3 +277,94 @@ def test_members_score_predictions_through_the_api(
     assert response.json() == {
         "detail": "export_job: 999 is not a succeeded androtmem export of this project"
     }
+
+
+class _ChatServer:
+    """A real HTTP server answering /chat/completions with canned replies, one per request."""
+
+    def __init__(self, replies: list[str]):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.replies = list(replies)
+        self.prompts: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.prompts.append(body["messages"][0]["content"])
+                reply = server.replies.pop(0)
+                if reply == "500":
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                data = json.dumps({"choices": [{"message": {"content": reply}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_an_llm_judge_grades_memory_the_rules_miss(tmp_path, benchmark, settings, capsys):
+    lines = [
+        {
+            "task_id": "T1",
+            "step_index": 0,
+            "prediction": {"action": {"action": "tap", "x": 150, "y": 250}, "memory": "1.2k"},
+        },
+        {
+            "task_id": "T1",
+            "step_index": 1,
+            "prediction": {"action": {"action": "text", "value": "x"}, "memory": "a shirt"},
+        },
+    ]
+    path = tmp_path / "pred.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    server = _ChatServer(["Complete.", "I am not sure"])
+    try:
+        settings.WAYPOINT_JUDGE_URL = server.url
+        call_command(
+            "evaluate",
+            benchmark=str(benchmark),
+            predictions=str(path),
+            judge=True,
+            json=str(tmp_path / "r.json"),
+        )
+    finally:
+        server.close()
+    result = json.loads((tmp_path / "r.json").read_text())
+    # The rules: price none ("1.2k"), item partial ("shirt"); the judge upgrades the price and
+    # gives garbage for the item, which keeps the rules' verdict.
+    assert result["memory"] == {"targets": 2, "complete": 1, "partial": 1, "none": 0, "m_acc": 0.5}
+    assert result["judge"] == {
+        "model": "gpt-4o-mini",
+        "asked": 2,
+        "changed": 1,
+        "failed": 1,
+        "errors": ["item: the judge answered 'I am not sure', not complete/partial/none"],
+    }
+    assert "Value: 1234.5\nWhat the agent wrote: 1.2k" in server.prompts[0]
+    assert "judge gpt-4o-mini: asked 2, changed 1, failed 1" in capsys.readouterr().out
+
+
+def test_the_judge_needs_an_endpoint(tmp_path, benchmark, settings):
+    settings.WAYPOINT_JUDGE_URL = ""
+    (tmp_path / "p.jsonl").write_text("")
+    with pytest.raises(CommandError, match="--judge: set WAYPOINT_JUDGE_URL"):
+        call_command(
+            "evaluate", benchmark=str(benchmark), predictions=str(tmp_path / "p.jsonl"), judge=True
+        )

@@ -15,11 +15,11 @@ from .metrics import evaluate
 from .predictions import read_predictions
 
 
-def evaluate_files(benchmark, predictions, split: str | None = None) -> dict:
+def evaluate_files(benchmark, predictions, split: str | None = None, judge=None) -> dict:
     """Score a predictions file against a benchmark (export folder, .zip or .jsonl)."""
     tasks = load_benchmark(benchmark, split)
     preds, malformed = read_predictions(predictions, tasks)
-    return evaluate(tasks, preds, malformed)
+    return evaluate(tasks, preds, malformed, judge)
 
 
 __all__ = ["evaluate", "evaluate_files", "load_benchmark", "read_predictions"]

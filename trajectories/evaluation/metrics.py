@@ -27,6 +27,7 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .judge import Judge
 from .predictions import Malformed, Prediction
 
 EXPANSION = 0.14
@@ -227,8 +228,12 @@ def evaluate(
     tasks: list[dict[str, Any]],
     predictions: dict[str, dict[str, Prediction]],
     malformed: Malformed | None = None,
+    judge: Judge | None = None,
 ) -> dict[str, Any]:
-    """Every metric over the tasks that have at least one prediction."""
+    """Every metric over the tasks that have at least one prediction.
+
+    With a ``judge``, memory targets the rules do not find complete are graded by it too.
+    """
     malformed = malformed or Malformed()
     total = _group()
     groups: dict[str, dict[str, dict[str, Any]]] = {
@@ -272,10 +277,13 @@ def evaluate(
             target["tcr_success"] += success
         for item in task.get("memory_targets") or []:
             prediction = predicted.get(str(item.get("encode_step")))
+            memory_text = prediction.memory if prediction else None
+            value = str(item.get("value", ""))
+            verdict = memory_match(memory_text, value)
+            if judge is not None and verdict != "complete":
+                verdict = judge.grade(str(item.get("key", "")), value, memory_text, verdict)
             memory["targets"] += 1
-            memory[
-                memory_match(prediction.memory if prediction else None, str(item.get("value", "")))
-            ] += 1
+            memory[verdict] += 1
         if task.get("gold_answer"):
             answers["tasks"] += 1
             answer = None
@@ -309,6 +317,7 @@ def evaluate(
             else None,
         },
         "malformed": {"count": malformed.count, "lines": malformed.lines},
+        "judge": judge.report() if judge is not None else None,
         "unknown_tasks": {"count": len(unknown), "ids": unknown[:20]},
     }
     result["by_intent"] = {k: _finish_group(v) for k, v in sorted(groups["by_intent"].items())}

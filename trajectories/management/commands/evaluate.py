@@ -1,9 +1,11 @@
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from trajectories.evaluation import evaluate_files
+from trajectories.evaluation.judge import Judge
 from trajectories.validation import InvalidData
 
 
@@ -24,10 +26,27 @@ class Command(BaseCommand):
         parser.add_argument("--predictions", required=True, help="Predictions, one step a line.")
         parser.add_argument("--split", help="Only this split of the export (default: all).")
         parser.add_argument("--json", help="Also write the whole result to this JSON file.")
+        parser.add_argument(
+            "--judge",
+            action="store_true",
+            help="Also grade memory with an LLM through the OpenAI-compatible endpoint of "
+            "WAYPOINT_JUDGE_URL (model WAYPOINT_JUDGE_MODEL, key WAYPOINT_JUDGE_API_KEY).",
+        )
 
     def handle(self, *args, **options):
+        judge = None
+        if options["judge"]:
+            if not settings.WAYPOINT_JUDGE_URL:
+                raise CommandError("--judge: set WAYPOINT_JUDGE_URL to an OpenAI-compatible API")
+            judge = Judge(
+                settings.WAYPOINT_JUDGE_URL,
+                settings.WAYPOINT_JUDGE_MODEL,
+                settings.WAYPOINT_JUDGE_API_KEY,
+            )
         try:
-            result = evaluate_files(options["benchmark"], options["predictions"], options["split"])
+            result = evaluate_files(
+                options["benchmark"], options["predictions"], options["split"], judge
+            )
         except InvalidData as exc:
             raise CommandError(str(exc)) from None
         out = self.stdout
@@ -47,6 +66,14 @@ class Command(BaseCommand):
                 f"task success: {_percent(answers['success_rate'])} "
                 f"({answers['correct']} of {answers['tasks']} gold answers)"
             )
+        if result["judge"]:
+            judged = result["judge"]
+            out.write(
+                f"judge {judged['model']}: asked {judged['asked']}, changed {judged['changed']}, "
+                f"failed {judged['failed']}"
+            )
+            for error in judged["errors"]:
+                out.write(f"  {error}")
         malformed = result["malformed"]
         out.write(f"malformed prediction lines: {malformed['count']}")
         for entry in malformed["lines"]:
