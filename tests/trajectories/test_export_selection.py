@@ -147,3 +147,22 @@ def test_the_command_line_exports_with_filter_split_and_options(project, tmp_pat
             "export_trajectories", "--project", project.pk, "--format", "stamp-sft",
             "--out", tmp_path / "bad", "--option", "K=2",
         )  # fmt: skip
+
+
+def test_a_native_export_records_its_filter_and_has_a_card(
+    project, alice, django_capture_on_commit_callbacks
+):
+    _import(project, 1, status="approved")
+    _import(project, 2)
+    with django_capture_on_commit_callbacks(execute=False):
+        job = do_start_export(project, "waypoint", alice, {"status": "approved"})
+    run_job(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    with default_storage.open(job.output_path, "rb") as handle:
+        archive = zipfile.ZipFile(io.BytesIO(handle.read()))
+    name = f"waypoint-waypoint-export-{job.pk}"
+    manifest = json.loads(archive.read(f"{name}/manifest.json"))
+    assert manifest["filter"] == {"status": "approved"}
+    assert manifest["counts"]["trajectories"] == 1
+    card = archive.read(f"{name}/README.md").decode()
+    assert 'Selection: status = "approved".' in card

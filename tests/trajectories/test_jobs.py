@@ -35,7 +35,7 @@ def test_the_worker_exports_then_imports_a_project(project, alice):
     export = wait_for_job(do_start_export(project, "waypoint", alice).pk)
     assert export.status == "succeeded", export.message
     assert export.percent == 100
-    assert export.counts == {"trajectories": 2, "steps": 6, "screens": 8, "files": 14}
+    assert export.counts == {"trajectories": 2, "steps": 6, "screens": 8, "files": 15}
     archive = _export_zip(export)
     name = f"waypoint-waypoint-export-{export.pk}"
     manifest = json.loads(archive.read(f"{name}/manifest.json"))

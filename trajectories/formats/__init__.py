@@ -158,7 +158,7 @@ def export_trajectories(
     if fmt == "waypoint":
         if options or split:
             raise InvalidData("the waypoint format takes no options and no split")
-        return exporter(trajectories, Path(dest), progress=progress)
+        return exporter(trajectories, Path(dest), progress=progress, filters=filters)
     return exporter(
         trajectories, Path(dest), progress=progress, options=options, filters=filters, split=split
     )

@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -49,6 +50,7 @@ FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
+CARD = "README.md"
 DATA_FILE = "trajectories.jsonl"
 
 Progress = Callable[[int, int], None]
@@ -342,9 +344,16 @@ def _dump(record: dict[str, Any]) -> str:
 
 
 def export_waypoint(
-    trajectories: QuerySet[Trajectory], dest: Path, progress: Progress | None = None
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    progress: Progress | None = None,
+    *,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the trajectories to the folder ``dest`` (which must not exist); return counts."""
+    """Write the trajectories to the folder ``dest`` (which must not exist); return counts.
+
+    ``filters`` describe how the trajectories were chosen, for the manifest and the card.
+    """
     dest = Path(dest)
     if dest.exists():
         raise InvalidData(f"{dest}: already exists; choose a new folder")
@@ -355,6 +364,7 @@ def export_waypoint(
         (work / "screens").mkdir()
         (work / "xml").mkdir()
         counts = {"trajectories": 0, "steps": 0, "screens": 0, "files": 0}
+        apps: Counter = Counter()
         # File checksums go to a side file as they are produced, so memory stays flat.
         sums_path = work / ".sums"
         data_hash = hashlib.sha256()
@@ -379,10 +389,16 @@ def export_waypoint(
                 counts["trajectories"] += 1
                 counts["steps"] += len(record["steps"])
                 counts["screens"] += len(record["screens"])
+                for app in record["task"]["apps"] or ["(no app)"]:
+                    apps[app] += 1
                 if progress and (counts["trajectories"] % 20 == 0):
                     progress(counts["trajectories"], total)
-        counts["files"] += 1
-        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, _project_of(trajectories))
+            counts["files"] += 2  # the data file and the card
+            project = _project_of(trajectories)
+            card = _card(counts, apps, project, filters or {}).encode("utf-8")
+            (work / CARD).write_bytes(card)
+            sums.write(f"{hashlib.sha256(card).hexdigest()} {CARD}\n")
+        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, project, filters or {})
         sums_path.unlink()
         os.replace(work, dest)
     except BaseException:
@@ -405,12 +421,58 @@ def exported_project(folder: Path) -> str:
     return project if isinstance(project, str) else ""
 
 
+def _card(counts: dict[str, int], apps: Counter, project: str, filters: dict[str, Any]) -> str:
+    from .dataset import describe_filter, markdown_table
+
+    table = markdown_table(["app", "trajectories"], sorted(apps.items()))
+    return f"""# Waypoint export: waypoint (native, lossless)
+
+{f"Project: {project}. " if project else ""}Trajectories: {counts["trajectories"]}, steps: \
+{counts["steps"]}, screens: {counts["screens"]}.
+
+- Selection: {describe_filter(filters)}.
+- `{DATA_FILE}`: one trajectory per line (task, device, screens, steps, subgoals, memory
+  targets, anchors and links); `screens/` and `xml/`: screenshots and UI dumps, each stored
+  once under its sha256.
+
+## Counts
+
+{table}
+
+## Loading
+
+Import it into Waypoint (`python manage.py import_trajectories --project ID <this folder>`, or
+the import page), or read it directly:
+
+```python
+from datasets import load_dataset
+ds = load_dataset("json", data_files="{DATA_FILE}")
+```
+
+`manifest.json` lists the sha256 of every file.
+"""
+
+
 def _write_manifest(
-    work: Path, counts: dict[str, int], data_sha: str, sums_path: Path, project: str
+    work: Path,
+    counts: dict[str, int],
+    data_sha: str,
+    sums_path: Path,
+    project: str,
+    filters: dict[str, Any],
 ) -> None:
     """Stream the manifest: the file list is copied line by line from the side file."""
+    from .dataset import waypoint_version
+
     with open(work / MANIFEST, "w", encoding="utf-8") as out:
-        head = {"format": FORMAT, "schema": SCHEMA, "schema_version": SCHEMA_VERSION}
+        head: dict[str, Any] = {
+            "format": FORMAT,
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "waypoint_version": waypoint_version(),
+            "filter": filters,
+            "split": None,
+        }
         if project:
             head["project"] = project  # where an import as copies records they came from
         out.write(json.dumps(head, indent=1)[:-2] + ",\n")
