@@ -111,3 +111,13 @@ def test_members_score_predictions_on_the_evaluator_page(client, project, alice,
 def test_the_evaluator_page_is_hidden_from_charlie(client, project, charlie, benchmark):
     client.force_login(charlie)
     assert client.get(reverse("project-evaluate", args=[project.pk])).status_code == 404
+
+
+def test_the_job_page_shows_split_counts_and_leads_to_the_evaluator(
+    client, project, alice, benchmark
+):
+    client.force_login(alice)
+    html = client.get(reverse("job-detail", args=[benchmark.pk])).content.decode()
+    assert "splits: test 1" in html
+    assert "unmapped_actions: none" in html
+    assert reverse("project-evaluate", args=[project.pk]) in html
