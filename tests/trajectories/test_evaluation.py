@@ -368,3 +368,48 @@ def test_the_judge_needs_an_endpoint(tmp_path, benchmark, settings):
         call_command(
             "evaluate", benchmark=str(benchmark), predictions=str(tmp_path / "p.jsonl"), judge=True
         )
+
+
+@pytest.mark.django_db
+def test_replaying_the_sft_targets_scores_perfectly_on_the_benchmark(project, tmp_path):
+    """The stamp-sft targets, read back as GUI-Owl output, are AndroTMem's truth."""
+    from trajectories.records import StepRecord
+
+    record = make_record(steps=6, seed=9)
+    actions = [
+        {"type": "click", "x": 60, "y": 120},
+        {"type": "swipe", "x": 60, "y": 200, "x2": 65, "y2": 40},
+        {"type": "type", "text": "Blue Shirt"},
+        {"type": "open_app", "package": "com.example.shop", "app_label": "Shop"},
+        {"type": "long_press", "x": 20, "y": 130, "duration_ms": 800},
+        {"type": "answer", "text": "12.50"},
+    ]
+    targets = [None, None, None, None, record.steps[0].target, None]
+    record.steps = [
+        StepRecord(index=i, screen=i, action=a, target=targets[i], memory="m" if i == 0 else "")
+        for i, a in enumerate(actions)
+    ]
+    record.steps[0].target = {"bounds": [10, 100, 110, 140]}
+    do_import_trajectory(project, record)
+    trajectories = Trajectory.objects.filter(project=project)
+    export_trajectories(trajectories, tmp_path / "sft", "stamp-sft")
+    export_trajectories(trajectories, tmp_path / "bench", "androtmem")
+    samples = [json.loads(line) for line in (tmp_path / "sft" / "train.jsonl").open()]
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": record.uid,
+                    "step_index": i,
+                    "output": sample["messages"][-1]["content"],
+                }
+            )
+            + "\n"
+            for i, sample in enumerate(samples)
+        )
+    )
+    result = evaluate_files(tmp_path / "bench", predictions)
+    assert (result["steps"], result["ams"], result["tcr"]) == (6, 1.0, 1.0)
+    assert result["answers"]["correct"] == 1
+    assert result["malformed"]["count"] == 0
