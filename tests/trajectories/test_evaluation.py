@@ -413,3 +413,38 @@ def test_replaying_the_sft_targets_scores_perfectly_on_the_benchmark(project, tm
     assert (result["steps"], result["ams"], result["tcr"]) == (6, 1.0, 1.0)
     assert result["answers"]["correct"] == 1
     assert result["malformed"]["count"] == 0
+
+
+@pytest.mark.django_db
+def test_the_api_scores_against_an_uploaded_ground_truth_file(project, alice, benchmark):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(alice)
+    url = f"/api/v1/projects/{project.pk}/evaluations/"
+    body = "".join(json.dumps(line) + "\n" for line in PERFECT).encode()
+
+    def post(**files):
+        data = {"predictions": SimpleUploadedFile("p.jsonl", body), **files}
+        return client.post(url, data)
+
+    response = post(benchmark=SimpleUploadedFile("gt.jsonl", benchmark.read_bytes()))
+    assert response.status_code == 200, response.json()
+    result = response.json()
+    assert (result["ams"], result["tcr"]) == (1.0, 0.5)
+    assert result["benchmark"] == {"file": "gt.jsonl", "split": None, "tasks": 2}
+    for files, message in (
+        ({}, "benchmark: give either export_job or a benchmark file"),
+        (
+            {"benchmark": SimpleUploadedFile("gt.csv", b"a,b")},
+            "benchmark: gt.csv is not a .zip, .jsonl or .json file",
+        ),
+        (
+            {"benchmark": SimpleUploadedFile("gt.jsonl", b"{nope\n")},
+            "gt.jsonl line 1: invalid JSON (Expecting property name enclosed in double quotes)",
+        ),
+    ):
+        response = post(**files)
+        assert response.status_code == 400
+        assert response.json() == {"detail": message}

@@ -15,7 +15,13 @@ from .service import do_evaluate
 
 class EvaluationRequestSerializer(serializers.Serializer):
     export_job = serializers.IntegerField(
-        help_text="The id of a succeeded androtmem export job of the project (the benchmark)."
+        required=False,
+        help_text="The id of a succeeded androtmem export job of the project (the benchmark).",
+    )
+    benchmark = serializers.FileField(
+        required=False,
+        help_text="Instead of export_job: an androtmem export (.zip) or AndroTMem ground truth "
+        "(.jsonl or .json).",
     )
     predictions = serializers.FileField(
         help_text="JSONL, one predicted step a line: AndroTMem's layout "
@@ -40,5 +46,11 @@ class EvaluationView(WaypointAPIView):
         project = access_project(request.user, project_id)
         data = check_serializer(EvaluationRequestSerializer(data=request.data))
         return Response(
-            do_evaluate(project, data["export_job"], data["predictions"], data.get("split"))
+            do_evaluate(
+                project,
+                data.get("export_job"),
+                data["predictions"],
+                data.get("split"),
+                benchmark=data.get("benchmark"),
+            )
         )

@@ -14,7 +14,12 @@ from .service import benchmark_jobs, do_evaluate
 
 
 class EvaluateForm(forms.Form):
-    export_job = forms.ChoiceField(label="Benchmark (an androtmem export)")
+    export_job = forms.ChoiceField(label="Benchmark (an androtmem export)", required=False)
+    benchmark = forms.FileField(
+        required=False,
+        label="or a benchmark file",
+        help_text="An androtmem export (.zip) or AndroTMem ground truth (.jsonl).",
+    )
     predictions = forms.FileField(
         help_text="JSONL, one predicted step a line: AndroTMem's layout or GUI-Owl raw output."
     )
@@ -22,7 +27,7 @@ class EvaluateForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["export_job"].choices = [
+        self.fields["export_job"].choices = [("", "— upload a benchmark file instead —")] + [
             (
                 job.pk,
                 f"export #{job.pk} · {job.counts.get('trajectories', 0)} tasks · "
@@ -30,6 +35,8 @@ class EvaluateForm(forms.Form):
             )
             for job in benchmark_jobs(project)[:50]
         ]
+        if len(self.fields["export_job"].choices) > 1:  # the newest export by default
+            self.fields["export_job"].initial = self.fields["export_job"].choices[1][0]
 
 
 def _bars(groups: dict) -> list[dict]:
@@ -55,7 +62,13 @@ def project_evaluate(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            result = do_evaluate(project, data["export_job"], data["predictions"], data["split"])
+            result = do_evaluate(
+                project,
+                data["export_job"] or None,
+                data["predictions"],
+                data["split"],
+                benchmark=data["benchmark"],
+            )
         except InvalidData as exc:
             form.add_error(None, str(exc))
     context = {"project": project, "form": form, "result": result}
