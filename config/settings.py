@@ -313,3 +313,9 @@ WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
+
+# The evaluator's optional LLM judge for M-Acc (manage.py evaluate --judge): any
+# OpenAI-compatible API, e.g. http://localhost:8001/v1.
+WAYPOINT_JUDGE_URL = os.getenv("WAYPOINT_JUDGE_URL", "")
+WAYPOINT_JUDGE_MODEL = os.getenv("WAYPOINT_JUDGE_MODEL", "gpt-4o-mini")
+WAYPOINT_JUDGE_API_KEY = os.getenv("WAYPOINT_JUDGE_API_KEY", "")

@@ -488,8 +488,14 @@ class ExportView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
         data = check_serializer(ExportRequestSerializer(data=request.data))
-        filters = data["filters"]
-        job = do_start_export(project, data["format"], request.user, filters)
+        job = do_start_export(
+            project,
+            data["format"],
+            request.user,
+            data["filters"],
+            options=data["options"],
+            split=data["split"],
+        )
         return job_response(job, request, status.HTTP_202_ACCEPTED)
 
 

@@ -35,7 +35,13 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from . import events
-from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
+from .formats import (
+    EXPORTERS,
+    IMPORTERS,
+    check_export_request,
+    export_trajectories,
+    import_trajectories,
+)
 from .formats.archive import check_zip_size, human_size
 from .formats.detect import AUTO, detect_archive_format
 from .models import Job, JobKind, JobStatus, Project
@@ -150,24 +156,37 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
 
 
 def do_start_export(
-    project: Project, fmt: str, actor, filters: dict[str, Any] | None = None
+    project: Project,
+    fmt: str,
+    actor,
+    filters: dict[str, Any] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
 ) -> Job:
+    """Queue an export; ``options`` per format and ``split`` as the dataset formats take them."""
     check_format(fmt, JobKind.EXPORT)
     filters = check_trajectory_filters(filters)  # the list's filters, with its rules
+    options, split = check_export_request(fmt, options, split)
+    params: dict[str, Any] = {"filters": filters}
+    if options:
+        params["options"] = options
+    if split:
+        params["split"] = split
     with transaction.atomic():
         job = Job.objects.create(
             project=project,
             kind=JobKind.EXPORT,
             format=fmt,
             created_by=actor,
-            params={"filters": filters},
+            params=params,
         )
         record_event(
             events.JOB_EXPORT_QUEUED,
             actor=actor,
             project=project,
             obj=job,
-            after={"format": fmt, "filters": filters},
+            after={"format": fmt, **params},
         )
         _enqueue(job)
     return job
@@ -403,7 +422,15 @@ def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
 def _run_export(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     name = f"waypoint-{job.format}-export-{job.pk}"
     folder = tmp / name
-    counts = export_trajectories(export_scope(job), folder, job.format, progress=progress)
+    counts = export_trajectories(
+        export_scope(job),
+        folder,
+        job.format,
+        progress=progress,
+        options=job.params.get("options"),
+        filters=job.params.get("filters"),
+        split=job.params.get("split"),
+    )
     archive = tmp / f"{name}.zip"
     zip_folder(folder, archive)
     with open(archive, "rb") as handle:

@@ -7,32 +7,63 @@ error everywhere.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .access import projects_of
-from .models import Outcome, Project, Screen, Source, Status, Trajectory
+from .models import AuditEvent, Outcome, Project, Screen, Source, Status, Trajectory
 from .validation import InvalidData, check_choice
 
 # What a list can be filtered by: name -> what it means.
 TRAJECTORY_FILTERS = {
     "status": "the trajectory's status",
     "outcome": "the trajectory's outcome",
-    "task": "a task uid",
     "source": "how it was made (recorded, imported, generated)",
+    "task": "a task uid",
+    "tasks": "task uids (a list, or names separated by commas)",
     "recorder": "the recorder's username or recorded name",
     "app": "an app package: named by the task or shown on a screen",
+    "apps": "app packages (a list, or names separated by commas): any of them",
+    "recorded_from": "recorded on or after this date (YYYY-MM-DD)",
+    "recorded_to": "recorded on or before this date (YYYY-MM-DD)",
+    "annotator": "a username that recorded or labelled it",
+    "trajectories": "trajectory ids (a list, or ids separated by commas)",
     "task_id": "a task's id (the list page's menu)",
 }
 CHOICES = {"status": Status.values, "outcome": Outcome.values, "source": Source.values}
+LISTS = ("tasks", "apps", "trajectories")
+DATES = ("recorded_from", "recorded_to")
+
+
+def _as_list(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.replace("\n", ",").split(",")]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidData(f"filters.{name}: must be a list of strings")
+    return [v for v in value if v]
+
+
+def _check_list(name: str, value: Any) -> list[str]:
+    values = _as_list(value, name)
+    if name == "trajectories":
+        for item in values:
+            try:
+                uuid.UUID(item)
+            except ValueError:
+                raise InvalidData(
+                    f"filters.trajectories: {item!r} is not a trajectory id"
+                ) from None
+    return values
 
 
 def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The filters that are set, each checked; an unknown name or value is an error."""
-    given = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
+    given = {k: v for k, v in (filters or {}).items() if v not in (None, "", [])}
     unknown = sorted(set(given) - set(TRAJECTORY_FILTERS))
     if unknown:
         known = ", ".join(name for name in TRAJECTORY_FILTERS if name != "task_id")
@@ -40,9 +71,24 @@ def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any
     for name, choices in CHOICES.items():
         if name in given:
             check_choice(given[name], choices, name)
-    for name in ("task", "recorder", "app"):
+    for name in ("task", "recorder", "app", "annotator"):
         if name in given and not isinstance(given[name], str):
             raise InvalidData(f"{name}: must be a string, got {given[name]!r}")
+    for name in LISTS:
+        if name in given:
+            given[name] = _check_list(name, given[name])
+            if not given[name]:
+                del given[name]
+    for name in DATES:
+        if name in given:
+            try:
+                given[name] = date.fromisoformat(str(given[name])).isoformat()
+            except ValueError:
+                raise InvalidData(
+                    f"filters.{name}: {given[name]!r} is not a date (YYYY-MM-DD)"
+                ) from None
+    if given.get("recorded_from", "") > given.get("recorded_to", "9999"):
+        raise InvalidData("filters: recorded_from is after recorded_to")
     return given
 
 
@@ -80,4 +126,25 @@ def trajectory_list(
         )
     if "app" in filters:
         trajectories = trajectories.filter(app_filter(filters["app"].strip()))
+    if "tasks" in filters:
+        trajectories = trajectories.filter(task__uid__in=filters["tasks"])
+    if "apps" in filters:
+        any_app = Q()
+        for package in filters["apps"]:
+            any_app |= app_filter(package)
+        trajectories = trajectories.filter(any_app)
+    if "recorded_from" in filters:
+        trajectories = trajectories.filter(recorded_at__date__gte=filters["recorded_from"])
+    if "recorded_to" in filters:
+        trajectories = trajectories.filter(recorded_at__date__lte=filters["recorded_to"])
+    if "annotator" in filters:
+        name = filters["annotator"]
+        labelled = AuditEvent.objects.filter(actor__username=name, trajectory__isnull=False)
+        trajectories = trajectories.filter(
+            Q(recorded_by__username=name)
+            | Q(recorder_name=name)
+            | Q(pk__in=labelled.values("trajectory_id"))
+        )
+    if "trajectories" in filters:
+        trajectories = trajectories.filter(uid__in=filters["trajectories"])
     return trajectories.order_by("-created_at", "-id")

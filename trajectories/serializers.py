@@ -387,10 +387,28 @@ class ImportRequestSerializer(serializers.Serializer):
 
 
 class ExportRequestSerializer(serializers.Serializer):
-    format = serializers.CharField(default="waypoint", help_text="An export format, e.g. waypoint.")
+    format = serializers.CharField(
+        default="waypoint",
+        help_text="An export format: waypoint, stamp-sft, androtmem, memory-world, androidcontrol.",
+    )
     filters = serializers.DictField(
-        child=serializers.CharField(allow_blank=True),
+        child=serializers.JSONField(),
         required=False,
         default=dict,
-        help_text="Which trajectories: any of status, outcome, task (a task uid), source.",
+        help_text="Which trajectories: any of status, outcome, source, task (a task uid), "
+        "tasks, apps and trajectories (lists), recorded_from and recorded_to (YYYY-MM-DD), "
+        "annotator (a user name).",
+    )
+    options = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text="Per format; stamp-sft: k, max_side, memory_ratio, thought, trainable_only.",
+    )
+    split = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '
+        '"by": "trajectory" | "task" | "app", "seed": 0}.',
     )

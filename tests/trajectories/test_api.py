@@ -521,12 +521,20 @@ def test_members_queue_an_export(project, alice, bob):
         ),
         (
             {"filters": {"colour": "red"}},
-            "filters: unknown filter 'colour' "
-            "(known: status, outcome, task, source, recorder, app)",
+            "filters: unknown filter 'colour' (known: status, outcome, source, task, tasks, "
+            "recorder, app, apps, recorded_from, recorded_to, annotator, trajectories)",
         ),
         (
             {"filters": {"outcome": "great"}},
             "outcome: must be one of success, failure, uncertain, got 'great'",
+        ),
+        (
+            {"format": "stamp-sft", "options": {"k": -1}},
+            "options.k: -1 is out of range",
+        ),
+        (
+            {"format": "androtmem", "split": {"by": "colour"}},
+            "split.by: must be one of trajectory, task, app, got 'colour'",
         ),
         ({"filters": ["status"]}, 'filters: Expected a dictionary of items but got type "list".'),
     ],
