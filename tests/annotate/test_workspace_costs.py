@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate import services as s
 from tests.annotate.conftest import blank_record
+from trajectories.models import Screen
 from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -48,3 +49,14 @@ def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, b
         s.do_comment(many, alice, n, f"look at step {n}")
     client.force_login(bob)
     assert workspace_queries(client, many) == workspace_queries(client, few)
+
+
+def test_coordinates_are_plain_numbers_whatever_the_number_format(client, blank, bob, settings):
+    # The page is SVG and data attributes: "1,080" there would break the drawing.
+    settings.USE_THOUSAND_SEPARATOR = True
+    Screen.objects.filter(trajectory=blank).update(width=1080, height=2400)
+    client.force_login(bob)
+    html = client.get(f"/trajectories/{blank.pk}/workspace/?step=1").content.decode()
+    assert 'viewBox="0 0 1080 2400"' in html
+    assert 'width="1080" height="2400"' in html
+    assert "1,080" not in html and "2,400" not in html
