@@ -125,3 +125,14 @@ def test_a_task_id_that_is_not_a_number_is_an_invalid_filter(client, project, al
     response, _ = list_page(client, project, task="tent")
     assert list(response.context["page"]) == []
     assert b"Some filters are invalid: Task" in response.content
+
+
+def test_the_list_shows_a_long_goal_whole_for_the_browser_to_clip(client, project, alice):
+    trajectory, _ = do_import_trajectory(project, make_record(steps=1, seed=1))
+    goal = "Compare the prices of " + ", ".join(f"item {i}" for i in range(40))
+    Task.objects.filter(pk=trajectory.task_id).update(goal=goal)
+    client.force_login(alice)
+    response, _ = list_page(client, project)
+    assert f'<td class="goal"><a href="/trajectories/{trajectory.pk}/">{goal}</a>' in (
+        response.content.decode()
+    )
