@@ -2,10 +2,12 @@
 
 Seeds a project with N generated trajectories (default 1,000, which name 782 distinct tasks) into
 the database named by DATABASE_URL, or a throwaway SQLite file; starts gunicorn (3 sync workers,
-DEBUG=0) on the loopback interface; then C concurrent users (default 50, no think time) each
-loop over the trajectory list page, the annotation workspace of a random trajectory and the API
-list of trajectories, for a bounded time and number of requests. Prints, per endpoint: requests,
-errors, p50, p95 and p99 latency in ms, and the queries and bytes of one request.
+DEBUG=0) on the loopback interface; then C concurrent users (default 50) each loop over the
+trajectory list page, the annotation workspace of a random trajectory and the API list of
+trajectories, for a bounded time and number of requests. Users do not pause between requests
+unless --think gives a mean pause: without it, 50 users keep 50 requests in flight at all times.
+Prints, per endpoint: requests, errors, p50, p95 and p99 latency in ms, and the queries and bytes
+of one request.
 
 Targets (50 users, PostgreSQL, 2 cores): every page and API p95 <= 500 ms, API list p95 <= 250 ms.
 
@@ -50,11 +52,16 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--users", type=int, default=50, help="concurrent users")
     parser.add_argument("--duration", type=float, default=30, help="seconds of load (at most)")
     parser.add_argument("--max-requests", type=int, default=20_000, help="requests (at most)")
+    parser.add_argument(
+        "--think", type=float, default=0, help="mean seconds a user waits between requests"
+    )
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
     parser.add_argument("--workdir", help="folder for the SQLite file and blobs (kept)")
     args = parser.parse_args()
     if args.users < 1 or args.trajectories < 1 or args.steps < 2 or args.duration <= 0:
         parser.error("--users and --trajectories must be >= 1, --steps >= 2, --duration > 0")
+    if args.think < 0:
+        parser.error("--think must be >= 0 seconds")
     return args
 
 
@@ -230,7 +237,13 @@ async def get(port: int, path: str, headers: dict[str, str]) -> int:
 
 
 async def user(
-    n: int, port: int, data: dict, deadline: float, budget: list[int], tallies: dict[str, Tally]
+    n: int,
+    port: int,
+    data: dict,
+    deadline: float,
+    budget: list[int],
+    tallies: dict[str, Tally],
+    think: float = 0,
 ) -> None:
     rng = random.Random(n)
     login = data["logins"][n % len(data["logins"])]
@@ -255,9 +268,13 @@ async def user(
             tally.statuses[status_text] = tally.statuses.get(status_text, 0) + 1
             if status_text != "200":
                 tally.errors += 1
+            if think:
+                await asyncio.sleep(rng.uniform(0, 2 * think))
 
 
-async def drive(port: int, data: dict, users: int, duration: float, max_requests: int):
+async def drive(
+    port: int, data: dict, users: int, duration: float, max_requests: int, think: float
+):
     tallies = {name: Tally() for name in endpoints(data, random.Random(0))}
     # Warm every worker (imports, template caches, first connections) outside the figures.
     warm = {name: Tally() for name in tallies}
@@ -267,7 +284,7 @@ async def drive(port: int, data: dict, users: int, duration: float, max_requests
     started = time.monotonic()
     budget = [max_requests]
     await asyncio.gather(
-        *(user(i, port, data, started + duration, budget, tallies) for i in range(users))
+        *(user(i, port, data, started + duration, budget, tallies, think) for i in range(users))
     )
     return tallies, time.monotonic() - started
 
@@ -283,7 +300,8 @@ def percentile(values: list[float], p: float) -> float:
 def report(tallies: dict[str, Tally], elapsed: float, costs: dict, args, data, db: str) -> bool:
     total = sum(len(t.latencies) for t in tallies.values())
     print(
-        f"\n{args.users} users, {elapsed:.1f} s, {total} requests ({total / elapsed:.1f}/s), "
+        f"\n{args.users} users (think {args.think:g} s), {elapsed:.1f} s, {total} requests "
+        f"({total / elapsed:.1f}/s), "
         f"gunicorn {args.workers} workers, DEBUG=0, {db}, "
         f"{len(data['trajectories'])} trajectories, {data['tasks']} tasks\n"
     )
@@ -323,7 +341,7 @@ def main() -> None:
     server = start_gunicorn(env, port, args.workers, work / "gunicorn.log")
     try:
         tallies, elapsed = asyncio.run(
-            drive(port, data, args.users, args.duration, args.max_requests)
+            drive(port, data, args.users, args.duration, args.max_requests, args.think)
         )
     finally:
         stop(server)
