@@ -16,7 +16,9 @@ Targets (50 users, PostgreSQL, 2 cores): every page and API p95 <= 500 ms, API l
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/waypoint_bench_load python bench/bench_load.py
     python bench/bench_load.py --workdir /tmp/wp-load            # keep the data for the next run
 
-Seeding is idempotent: a database that already holds the bench project is reused as it is.
+Seeding is idempotent: a database that already holds the bench project is reused as it is. With
+DATABASE_URL the blobs go to var/bench-load/ (kept, like the database) unless --workdir names
+another folder.
 """
 
 from __future__ import annotations
@@ -105,6 +107,10 @@ def seed(trajectories: int, steps: int) -> dict:
         "bench-annotator"
     )
     project = Project.objects.filter(name=PROJECT_NAME).first()
+    if project is not None and not has_blobs(project):
+        print("the database's bench project has no blobs in this workdir: seeding again")
+        project.delete()
+        project = None
     if project is None:
         project = do_create_project(PROJECT_NAME, admin)
         do_set_membership(project, annotator, "annotator", admin)
@@ -129,6 +135,16 @@ def seed(trajectories: int, steps: int) -> dict:
         "tasks": project.tasks.count(),
         "logins": logins,
     }
+
+
+def has_blobs(project) -> bool:
+    """Whether blob storage has the project's files (the workspace reads UI XML from it)."""
+    from django.core.files.storage import default_storage
+
+    from trajectories.models import Screen
+
+    screen = Screen.objects.filter(trajectory__project=project, ui_xml__isnull=False).first()
+    return screen is None or default_storage.exists(screen.ui_xml.storage_name)
 
 
 def request_costs(data: dict) -> dict[str, tuple[int, int]]:
@@ -327,7 +343,14 @@ def report(tallies: dict[str, Tally], elapsed: float, costs: dict, args, data, d
 
 def main() -> None:
     args = parse_args()
-    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="wp-load-"))
+    if args.workdir:
+        work = Path(args.workdir)
+    elif os.environ.get("DATABASE_URL"):
+        # The database outlives the run, so its blobs must too.
+        work = REPO / "var" / "bench-load"
+        args.workdir = str(work)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="wp-load-"))
     work.mkdir(parents=True, exist_ok=True)
     env = environment(work)
     os.environ.update(env)
