@@ -25,6 +25,8 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from config.login_throttle import locked_out_json
+
 from .access import (
     AccessDenied,
     access_blob,
@@ -607,8 +609,26 @@ class BlobView(WaypointAPIView):
     summary="Exchange a username and password for an API token",
     description="Send the token as the header `Authorization: Token <token>`.",
     request=AuthTokenSerializer,
-    responses={200: TokenSerializer, 400: OpenApiResponse(description="Wrong credentials.")},
+    responses={
+        200: TokenSerializer,
+        400: OpenApiResponse(description="Wrong credentials."),
+        429: OpenApiResponse(
+            ErrorSerializer,
+            description="Too many failed logins for the account or from the address "
+            "(WAYPOINT_LOGIN_FAILURE_LIMIT): refused, even with the right password, for "
+            "WAYPOINT_LOGIN_COOLOFF_SECONDS.",
+        ),
+    },
     auth=[],
 )
 class TokenView(ObtainAuthToken):
-    """DRF's ``obtain_auth_token``, documented."""
+    """DRF's ``obtain_auth_token``, documented, and throttled like the login page."""
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().post(request, *args, **kwargs)
+        except exceptions.ValidationError:
+            # Axes marks the (DRF) request it refused; its middleware only sees Django's.
+            if getattr(request, "axes_locked_out", False):
+                return locked_out_json()
+            raise
