@@ -97,8 +97,7 @@ class TrajectoryFilterForm(forms.Form):
     task = forms.IntegerField(required=False, widget=forms.HiddenInput)
     task_goal = forms.CharField(
         required=False,
-        max_length=200,
-        label="Task",
+        label="Task",  # a goal can be long: no length limit, a picked one is shown whole
         widget=forms.TextInput(
             attrs={
                 "type": "search",

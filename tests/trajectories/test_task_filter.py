@@ -136,3 +136,15 @@ def test_the_list_shows_a_long_goal_whole_for_the_browser_to_clip(client, projec
     assert f'<td class="goal"><a href="/trajectories/{trajectory.pk}/">{goal}</a>' in (
         response.content.decode()
     )
+
+
+def test_a_long_goal_picked_by_id_is_a_valid_filter(client, project, alice):
+    trajectory, _ = do_import_trajectory(project, make_record(steps=1, seed=1))
+    do_import_trajectory(project, make_record(steps=1, seed=2))
+    goal = "Compare the prices of " + ", ".join(f"item {i}" for i in range(60))
+    Task.objects.filter(pk=trajectory.task_id).update(goal=goal)
+    client.force_login(alice)
+    for params in ({"task": trajectory.task_id}, {"task": trajectory.task_id, "task_goal": goal}):
+        response, _ = list_page(client, project, **params)
+        assert [t.pk for t in response.context["page"]] == [trajectory.pk]
+        assert b"Some filters are invalid" not in response.content
