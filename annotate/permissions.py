@@ -14,7 +14,7 @@ from trajectories.models import Project, Role, Trajectory
 
 from .models import Assignment
 
-VIEW, EDIT, REVIEW, ASSIGN = "view", "edit", "review", "assign"
+VIEW, EDIT, REVIEW = "view", "edit", "review"
 
 
 def assignees_of(trajectory: Trajectory) -> frozenset[int]:

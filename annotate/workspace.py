@@ -17,6 +17,8 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from trajectories.blobs import read_blob
+from trajectories.edits import EDITABLE, undo_state
+from trajectories.labels import anchor_dict, memory_target_dict, subgoal_dict
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -34,10 +36,8 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
-from .labels import anchor_dict, memory_target_dict, subgoal_dict
 from .models import ReviewComment
 from .permissions import may_edit, may_review
-from .services import EDITABLE, undo_state
 
 PALETTE = [
     "#4e79a7",

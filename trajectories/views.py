@@ -10,14 +10,14 @@ import contextlib
 from collections.abc import Callable
 from functools import wraps
 from pathlib import PurePath
+from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import (
     FileResponse,
     Http404,
@@ -33,6 +33,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from . import selectors
 from .access import (
     AccessDenied,
     access_blob,
@@ -131,32 +132,19 @@ class TrajectoryFilterForm(forms.Form):
         )
         self.fields["recorder"].choices = [("", "anyone")] + [(r, r) for r in recorders]
 
-    def apply(self, trajectories: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+    def filters(self) -> dict[str, Any] | None:
+        """The chosen filters for :func:`trajectory_list`; None when the form is invalid."""
         if not self.is_valid():
-            return trajectories.none()
+            return None
         data = self.cleaned_data
-        if data["task"]:
-            trajectories = trajectories.filter(task_id=data["task"])
-        elif data["task_goal"].strip():
-            trajectories = trajectories.filter(task__goal__icontains=data["task_goal"].strip())
-        if data["status"]:
-            trajectories = trajectories.filter(status=data["status"])
-        if data["recorder"]:
-            trajectories = trajectories.filter(recorder_name=data["recorder"])
-        if data["app"]:
-            trajectories = trajectories.filter(app_filter(data["app"].strip()))
-        return trajectories
-
-
-def app_filter(package: str) -> Q:
-    """Trajectories whose task names the app, or with a screen in it."""
-    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
-    if connection.features.supports_json_field_contains:
-        in_task = Q(task__apps__contains=[package])
-    else:
-        # SQLite has no JSON containment: match the quoted name in the list's JSON text.
-        in_task = Q(task__apps__icontains=f'"{package}"')
-    return in_task | on_screen
+        return {
+            "task_id": data["task"],
+            # Text typed without picking a suggestion: tasks whose goal contains it.
+            "task_goal": "" if data["task"] else data["task_goal"].strip(),
+            "status": data["status"],
+            "recorder": data["recorder"],
+            "app": data["app"].strip(),
+        }
 
 
 @login_required
@@ -164,11 +152,12 @@ def app_filter(package: str) -> Q:
 def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
     form = TrajectoryFilterForm(request.GET, project)
-    trajectories = form.apply(
-        project.trajectories.originals()
-        .select_related("task", "recorded_by")
-        .order_by("-created_at", "-id")
-    )
+    filters = form.filters()
+    trajectories = (
+        selectors.trajectory_list(request.user, project, filters)
+        if filters is not None
+        else Trajectory.objects.none()
+    ).select_related("task", "recorded_by")
     page = Paginator(trajectories, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

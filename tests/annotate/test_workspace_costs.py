@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate import services as s
 from tests.annotate.conftest import blank_record
+from trajectories import label_edits
 from trajectories.models import Screen
 from trajectories.services import do_import_trajectory
 
@@ -41,11 +42,15 @@ def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, b
         s.do_assign(t, bob, alice)
     for n in range(6):  # subgoals, anchors, memory, comments and history on one of them
         many.refresh_from_db()
-        s.do_split_subgoal(many, bob, many.version, n * 2)
+        label_edits.do_split_subgoal(many, bob, many.version, n * 2)
         many.refresh_from_db()
-        s.do_add_anchor(many, bob, many.version, step=n, type="context_info", content=f"c{n}")
+        label_edits.do_add_anchor(
+            many, bob, many.version, step=n, type="context_info", content=f"c{n}"
+        )
         many.refresh_from_db()
-        s.do_add_memory_target(many, bob, many.version, key=f"k{n}", value="v", encode_step=n)
+        label_edits.do_add_memory_target(
+            many, bob, many.version, key=f"k{n}", value="v", encode_step=n
+        )
         s.do_comment(many, alice, n, f"look at step {n}")
     client.force_login(bob)
     assert workspace_queries(client, many) == workspace_queries(client, few)

@@ -521,7 +521,8 @@ def test_members_queue_an_export(project, alice, bob):
         ),
         (
             {"filters": {"colour": "red"}},
-            "filters: unknown filter 'colour' (known: status, outcome, task, source)",
+            "filters: unknown filter 'colour' "
+            "(known: status, outcome, task, source, recorder, app)",
         ),
         (
             {"filters": {"outcome": "great"}},

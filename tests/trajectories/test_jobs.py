@@ -116,7 +116,7 @@ def test_it_refuses_unknown_formats_and_filters(project, alice):
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "waypoint", alice, {"colour": "red"})
     assert str(caught.value) == (
-        "filters: unknown filter 'colour' (known: status, outcome, task, source)"
+        "filters: unknown filter 'colour' (known: status, outcome, task, source, recorder, app)"
     )
     assert Job.objects.count() == 0
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('trajectories', '0004_screens_evidence_screen_index'),
+        ('trajectories', '0006_protocol_constraints'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
