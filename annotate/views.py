@@ -245,7 +245,7 @@ def _selected(request: HttpRequest, trajectory: Trajectory) -> int:
 
 def _render(request, trajectory, role, index, template, *, status=200, **extra) -> HttpResponse:
     context = labels_context(trajectory, index, request.user, role)
-    context.update(step_context(trajectory, index, context))
+    context.update(step_context(trajectory, index, context, extra.get("steps")))
     context.update(project=trajectory.project, **extra)
     return render(request, template, context, status=status)
 
@@ -258,9 +258,10 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
     if request.htmx and not request.htmx.history_restore_request:
         response = _render(request, trajectory, role, index, "annotate/_main.html")
     else:
-        steps = (
+        # The filmstrip's steps; the selected one is among them, with its XML.
+        steps = list(
             Step.objects.filter(trajectory=trajectory)
-            .select_related("screen__screenshot")
+            .select_related("screen__screenshot", "screen__ui_xml")
             .order_by("index")
         )
         response = _render(

@@ -100,10 +100,18 @@ TEMPLATES = [
     },
 ]
 
+# A connection serves the requests of this many seconds (0: one per request), saving a connect
+# per request under load; it is checked before reuse, so a restarted database costs no request.
+WAYPOINT_CONN_MAX_AGE = envint("WAYPOINT_CONN_MAX_AGE", 0 if DEBUG else 60)
+if WAYPOINT_CONN_MAX_AGE < 0:
+    raise ImproperlyConfigured(
+        f"WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got {WAYPOINT_CONN_MAX_AGE}"
+    )
 DATABASES = {
     "default": dj_database_url.parse(
         os.getenv("DATABASE_URL", f"sqlite:///{VAR_DIR / 'waypoint.sqlite3'}"),
-        conn_max_age=envint("DB_CONN_MAX_AGE", 0),
+        conn_max_age=WAYPOINT_CONN_MAX_AGE,
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

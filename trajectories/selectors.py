@@ -33,8 +33,10 @@ TRAJECTORY_FILTERS = {
     "recorded_to": "recorded on or before this date (YYYY-MM-DD)",
     "annotator": "a username that recorded or labelled it",
     "trajectories": "trajectory ids (a list, or ids separated by commas)",
-    "task_id": "a task's id (the list page's menu)",
+    "task_id": "a task's id (picked in the list page's task search)",
+    "task_goal": "text in the task's goal (typed in the list page's task search)",
 }
+PAGE_ONLY = ("task_id", "task_goal")  # not offered by the API
 CHOICES = {"status": Status.values, "outcome": Outcome.values, "source": Source.values}
 LISTS = ("tasks", "apps", "trajectories")
 DATES = ("recorded_from", "recorded_to")
@@ -66,12 +68,12 @@ def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any
     given = {k: v for k, v in (filters or {}).items() if v not in (None, "", [])}
     unknown = sorted(set(given) - set(TRAJECTORY_FILTERS))
     if unknown:
-        known = ", ".join(name for name in TRAJECTORY_FILTERS if name != "task_id")
+        known = ", ".join(name for name in TRAJECTORY_FILTERS if name not in PAGE_ONLY)
         raise InvalidData(f"filters: unknown filter {unknown[0]!r} (known: {known})")
     for name, choices in CHOICES.items():
         if name in given:
             check_choice(given[name], choices, name)
-    for name in ("task", "recorder", "app", "annotator"):
+    for name in ("task", "recorder", "app", "annotator", "task_goal"):
         if name in given and not isinstance(given[name], str):
             raise InvalidData(f"{name}: must be a string, got {given[name]!r}")
     for name in LISTS:
@@ -119,6 +121,8 @@ def trajectory_list(
         trajectories = trajectories.filter(task__uid=filters["task"])
     if "task_id" in filters:
         trajectories = trajectories.filter(task_id=filters["task_id"])
+    if "task_goal" in filters:
+        trajectories = trajectories.filter(task__goal__icontains=filters["task_goal"])
     if "recorder" in filters:
         recorder = filters["recorder"]
         trajectories = trajectories.filter(

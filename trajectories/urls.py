@@ -9,6 +9,11 @@ urlpatterns = [
         views.trajectory_list,
         name="trajectory-list",
     ),
+    path(
+        "projects/<int:project_id>/tasks/suggestions/",
+        views.task_suggestions,
+        name="task-suggestions",
+    ),
     path("projects/<int:project_id>/import/", views.project_import, name="project-import"),
     path("projects/<int:project_id>/export/", views.project_export, name="project-export"),
     path("projects/<int:project_id>/evaluate/", project_evaluate, name="project-evaluate"),

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import (
     FileResponse,
     Http404,
@@ -25,6 +25,7 @@ from django.http import (
     HttpResponse,
     HttpResponseForbidden,
     HttpResponseNotModified,
+    JsonResponse,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -91,17 +92,38 @@ def _vary_on_htmx(response: HttpResponse) -> HttpResponse:
 
 
 class TrajectoryFilterForm(forms.Form):
-    task = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    """The list's filters. The task is picked by typing part of its goal (suggestions come from
+    :func:`task_suggestions`), so the page costs the same with ten tasks or ten thousand."""
+
+    task = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    task_goal = forms.CharField(
+        required=False,
+        label="Task",  # a goal can be long: no length limit, a picked one is shown whole
+        widget=forms.TextInput(
+            attrs={
+                "type": "search",
+                "placeholder": "any task: type part of its goal",
+                "autocomplete": "off",
+                "list": "task-suggestions",
+                "data-pick": "task",
+            }
+        ),
+    )
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
     app = forms.CharField(required=False, max_length=255)
     recorder = forms.ChoiceField(required=False)
 
     def __init__(self, data, project: Project) -> None:
+        data = data.copy()
+        if data.get("task") and not data.get("task_goal"):
+            # A link naming the task by id shows its goal in the search field.
+            with contextlib.suppress(ValueError):
+                goal = project.tasks.filter(pk=int(data["task"])).values_list("goal", flat=True)
+                data["task_goal"] = goal.first() or ""
         super().__init__(data)
-        tasks = project.tasks.order_by("goal").values_list("pk", "goal")
-        self.fields["task"].choices = [("", "any task")] + [
-            (pk, goal if len(goal) <= 70 else goal[:69] + "…") for pk, goal in tasks
-        ]
+        self.fields["task_goal"].widget.attrs["data-suggest"] = reverse(
+            "task-suggestions", args=[project.pk]
+        )
         recorders = (
             project.trajectories.exclude(recorder_name="")
             .order_by("recorder_name")
@@ -117,6 +139,8 @@ class TrajectoryFilterForm(forms.Form):
         data = self.cleaned_data
         return {
             "task_id": data["task"],
+            # Text typed without picking a suggestion: tasks whose goal contains it.
+            "task_goal": "" if data["task"] else data["task_goal"].strip(),
             "status": data["status"],
             "recorder": data["recorder"],
             "app": data["app"].strip(),
@@ -151,6 +175,22 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
         return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
     context["jobs"] = project.jobs.select_related("created_by")[:5]
     return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
+
+
+TASK_SUGGESTIONS = 20
+
+
+@login_required
+@require_GET
+def task_suggestions(request: HttpRequest, project_id: int) -> JsonResponse:
+    """Up to 20 of the project's tasks whose goal or uid contains ``q``, for the task filter."""
+    project = access_project(request.user, project_id)
+    typed = request.GET.get("q", "").strip()[:200]
+    tasks = project.tasks.order_by("goal", "id")
+    if typed:
+        tasks = tasks.filter(Q(goal__icontains=typed) | Q(uid__icontains=typed))
+    found = list(tasks.values("id", "uid", "goal")[: TASK_SUGGESTIONS + 1])
+    return JsonResponse({"tasks": found[:TASK_SUGGESTIONS], "more": len(found) > TASK_SUGGESTIONS})
 
 
 # ---------------------------------------------------------------------------- trajectory page
