@@ -92,6 +92,17 @@ class Screen:
         self._cdp = await context.new_cdp_session(self._page)
         await self._page.goto(f"{ORIGIN}/system.html")
 
+    async def reload(self, catalog: Catalog) -> None:
+        """Serve ``catalog``'s apps from now on, on a freshly booted screen: every app closed
+        (its state gone: carts, notes, open chats), the launcher in front. The screen version
+        goes on from where it was, so no client mistakes the new screen for an old capture."""
+        async with self.lock:
+            version = await self._eval("wpSystem.version")
+            self.catalog = catalog
+            self.invalidate()
+            await self._page.goto(f"{ORIGIN}/system.html")
+            await self._eval("(v) => { wpSystem.version = v; }", version + 1)
+
     async def close(self) -> None:
         for closer in (self._browser, self._pw):
             if closer is not None:
