@@ -104,3 +104,27 @@ def test_a_bad_seed_is_refused_and_nothing_is_reset(adb_server, resettable, args
     assert proc.stderr.decode() == message
     assert resettable.app_current().package == "com.waypoint.notes"
     assert json.loads(resettable.shell(["waypoint", "env"]))["seed"] == SESSION_SEED
+
+
+def test_the_screen_version_answers_while_the_apps_reset(resettable, adb_server, virtual_device):
+    """The live view polls the screen version all the time: a reset must not break an answer."""
+    import threading
+
+    answers: list[str] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        poller = adb_server.client.device(resettable.serial)
+        while not done.is_set():
+            answers.append(poller.shell(["waypoint", "screen-version"]))
+
+    thread = threading.Thread(target=poll)
+    thread.start()
+    try:
+        for seed in (1, 2, 3, 4):
+            resettable.app_start("com.waypoint.freshcart")
+            resettable.shell(["waypoint", "reset", "--seed", str(seed)])
+    finally:
+        done.set()
+        thread.join()
+    assert answers and all(a.strip().lstrip("-").isdigit() for a in answers), answers
