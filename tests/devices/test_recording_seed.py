@@ -208,3 +208,16 @@ def test_the_api_resets_to_reset_seed(lease, device, alice, task):
         "detail": "reset_seed: a resumed trajectory goes on from the device's current screen; "
         "its apps cannot be reset."
     }
+
+
+def test_a_resumed_recording_notes_the_seed_the_device_is_at(lease, device, alice, task):
+    from devices.services import do_interrupt, do_resume_recording
+
+    trajectory = do_start_recording(lease, task, alice, reset_seed=6)
+    do_interrupt(trajectory, "the recorder went for lunch")
+    device.shell(["waypoint", "reset", "--seed", "8"])  # someone else reset it meanwhile
+    trajectory.refresh_from_db()
+    do_resume_recording(lease, trajectory, alice)
+    trajectory.refresh_from_db()
+    assert trajectory.metadata["virtual_device"]["seed"] == 6
+    assert trajectory.metadata["resumes"][0]["seed"] == 8  # its later steps show seed 8's data
