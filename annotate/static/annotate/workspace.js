@@ -117,34 +117,97 @@
   });
 
   // ------------------------------------------------------------------ keyboard
+  // Every key press acts, in order, however fast: while a request is in flight (or key presses
+  // are already waiting) a key press waits its turn, and runs against the page the previous
+  // one produced. Consecutive step moves are added up into one navigation.
+  let inFlight = 0;
+  const pending = [];
+  document.body.addEventListener("htmx:beforeRequest", () => { inFlight += 1; });
+  document.body.addEventListener("htmx:afterRequest", () => {
+    // A swapped-in button works once htmx has settled it (a timer of the settle delay, set
+    // before this one): only then is the request over for the keys that wait.
+    setTimeout(() => {
+      inFlight = Math.max(0, inFlight - 1);
+      pump();
+    }, htmx.config.defaultSettleDelay);
+  });
+  function pump() {
+    while (pending.length && inFlight === 0) {
+      const k = pending.shift();
+      const step = stepMove(k);
+      if (step) {
+        let by = step;
+        while (pending.length && stepMove(pending[0])) by += stepMove(pending.shift());
+        select(Math.min(Math.max(current() + by, 0), stepCount - 1));
+      } else {
+        handleKey(k, true);
+      }
+    }
+  }
+  const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
+    "t", "a", "r", "p", "g", "n"]);
+  function stepMove(k) {
+    if (k.ctrlKey || k.metaKey || k.altKey || typing(document.activeElement)) return 0;
+    return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
+  }
+  function typeInto(el, k) {
+    // A key press that waited while a field was being focused lands in that field.
+    if (k.key === "Enter" && el.tagName === "INPUT") {
+      if (el.form) el.form.requestSubmit();
+    } else if (k.key === "Backspace" && "selectionStart" in el) {
+      const at = el.selectionStart;
+      if (at > 0) el.setRangeText("", at - 1, at, "end");
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    } else if (k.key.length === 1 && "setRangeText" in el) {
+      el.setRangeText(k.key, el.selectionStart, el.selectionEnd, "end");
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+  }
   document.addEventListener("keydown", (evt) => {
-    const key = evt.key;
-    const mod = evt.ctrlKey || evt.metaKey;
-    if (mod && key.toLowerCase() === "s") {
+    const k = { key: evt.key, ctrlKey: evt.ctrlKey, metaKey: evt.metaKey, altKey: evt.altKey,
+      shiftKey: evt.shiftKey };
+    const waits = pending.length > 0 ||
+      (inFlight > 0 && !typing(evt.target) && (COMMAND_KEYS.has(evt.key) ||
+        ((evt.ctrlKey || evt.metaKey) && evt.key.toLowerCase() === "z")));
+    if (waits && !["Shift", "Control", "Alt", "Meta"].includes(evt.key)) {
       evt.preventDefault();
-      flush();
+      pending.push(k);
       return;
+    }
+    if (handleKey(k, false)) evt.preventDefault();
+  });
+  // Acts on one key press; true when the browser's own handling must not happen.
+  function handleKey(k, replayed) {
+    const key = k.key;
+    const mod = k.ctrlKey || k.metaKey;
+    const active = document.activeElement;
+    if (mod && key.toLowerCase() === "s") {
+      flush();
+      return true;
     }
     if (key === "Escape") {
-      if (picking) return cancelPick();
-      if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return; }
-      if (typing(document.activeElement)) document.activeElement.blur();
-      return;
+      if (picking) { cancelPick(); return false; }
+      if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
+      if (typing(active)) active.blur();
+      return false;
     }
-    if (typing(evt.target)) return; // text fields keep their keys (and their own undo)
+    if (typing(active)) {
+      // Text fields keep their keys (and their own undo).
+      if (replayed && !mod) typeInto(active, k);
+      return false;
+    }
     if (mod && key.toLowerCase() === "z") {
-      evt.preventDefault();
-      const button = evt.shiftKey ? $("#ws-redo") : $("#ws-undo");
+      const button = k.shiftKey ? $("#ws-redo") : $("#ws-undo");
       if (button && !button.disabled) button.click();
-      return;
+      return true;
     }
-    if (mod || evt.altKey) return;
+    if (mod || k.altKey) return false;
     const click = (sel) => { const el = $(sel); if (el && !el.disabled) el.click(); };
     switch (key) {
-      case "j": case "ArrowRight": evt.preventDefault(); select(current() + 1); break;
-      case "k": case "ArrowLeft": evt.preventDefault(); select(current() - 1); break;
-      case "s": click("#ws-split"); break;
-      case "m": click("#ws-merge"); break;
+      case "j": case "ArrowRight": select(current() + 1); return true;
+      case "k": case "ArrowLeft": select(current() - 1); return true;
+      case "s": click("#ws-split"); return false;
+      case "m": click("#ws-merge"); return false;
       case "1": case "2": case "3": {
         const radios = $$("#ws-subgoal-form input[name=success]");
         const radio = radios[Number(key) - 1];
@@ -152,27 +215,26 @@
           radio.checked = true;
           radio.dispatchEvent(new Event("change", { bubbles: true }));
         }
-        break;
+        return false;
       }
-      case "t": evt.preventDefault(); $("#sg-text") && $("#sg-text").focus(); break;
+      case "t": $("#sg-text") && $("#sg-text").focus(); return true;
       case "a":
-        evt.preventDefault();
         $("#ws-anchor-new").open = true;
         $("#an-content").focus();
-        break;
+        return true;
       case "r":
-        evt.preventDefault();
         $("#ws-memory-new").open = true;
         $("#mt-key").focus();
-        break;
+        return true;
       case "p": {
-        const target = $("#ws-anchor-new").contains(document.activeElement) ? "#an-evidence" : "#mt-evidence";
+        const target = $("#ws-anchor-new").contains(active) ? "#an-evidence" : "#mt-evidence";
         startPick($(`[data-pick="${target}"]`));
-        break;
+        return false;
       }
-      case "?": $("#ws-help").hidden = !$("#ws-help").hidden; break;
+      case "?": $("#ws-help").hidden = !$("#ws-help").hidden; return false;
     }
-  });
+    return false;
+  }
   ws.addEventListener("click", (evt) => {
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;

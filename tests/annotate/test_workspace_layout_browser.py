@@ -1,0 +1,131 @@
+"""The workspace in Chromium at the sizes annotators use: layout, screenshot room, keys."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from annotate.services import do_assign, do_review, do_submit
+from tests.annotate.conftest import blank_record
+from tests.conftest import shot
+from tests.trajectories.builders import make_record
+from trajectories.services import do_import_trajectory
+
+SIZES = ((1440, 900), (1920, 1080))
+LONG_COMMENT = (
+    "The subgoal boundary is wrong here: the price was read on the previous screen, so the "
+    "memory target should be encoded one step earlier, and the anchor content should name the "
+    "exact price shown (12.50) rather than a paraphrase of the product page."
+)
+
+
+def open_page(browser, live_server, user, path, size=SIZES[0]):
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(live_server.url + path)
+    return page
+
+
+def shots(page, name: str) -> None:
+    """Screenshots at both sizes annotators use (when WAYPOINT_TEST_SCREENSHOTS is set)."""
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        shot(page, f"workspace-{name}-{width}x{height}")
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+
+
+def box(page, selector):
+    return page.locator(selector).first.bounding_box()
+
+
+@pytest.fixture
+def sent_back(project, alice, bob):
+    """Six labelled steps, sent back to bob with a long review comment on step 1."""
+    trajectory, _ = do_import_trajectory(project, make_record(steps=6, seed=5))
+    do_assign(trajectory, bob, alice)
+    do_submit(trajectory, bob, trajectory.version)
+    do_review(
+        trajectory, alice, trajectory.version, "send_back", [{"step": 1, "text": LONG_COMMENT}]
+    )
+    return trajectory
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_review_comment_leaves_the_layout_as_it_was(browser, live_server, sent_back, bob):
+    page = open_page(browser, live_server, bob, f"/trajectories/{sent_back.pk}/workspace/?step=0")
+    plain = {
+        "stage": box(page, "#ws-main .stage")["width"],
+        "panels": box(page, "#ws-main .panels")["width"],
+        "height": page.evaluate("document.documentElement.scrollHeight"),
+    }
+    page.goto(f"{live_server.url}/trajectories/{sent_back.pk}/workspace/?step=1")
+    page.wait_for_selector("#ws-main .stage .comment")
+    shots(page, "review-comment")
+    stage = box(page, "#ws-main .stage")["width"]
+    panels = box(page, "#ws-main .panels")["width"]
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert stage == pytest.approx(plain["stage"], abs=2)
+    assert panels == pytest.approx(plain["panels"], abs=2)
+    assert stage < 0.45 * 1440
+    assert height < plain["height"] + 200, (height, plain["height"])
+    assert page.locator("#ws-main .stage .comment").inner_text().endswith("product page.")
+    assert page.errors == []
+
+
+@pytest.fixture
+def blank_six(project, alice, bob):
+    trajectory, _ = do_import_trajectory(project, blank_record(steps=8))
+    do_assign(trajectory, bob, alice)
+    return trajectory
+
+
+@pytest.mark.django_db(transaction=True)
+def test_five_quick_presses_of_j_move_five_steps(browser, live_server, blank_six, bob):
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+    for _ in range(5):
+        page.keyboard.press("j")
+    page.wait_for_selector('#ws-main[data-step="5"]')
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    page.keyboard.press("j")
+    page.wait_for_selector('#ws-main[data-step="4"]')
+    page.wait_for_timeout(300)  # nothing else is still on its way
+    assert page.get_attribute("#ws-main", "data-step") == "4"
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_s_right_after_j_splits_at_the_new_step(browser, live_server, blank_six, bob):
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+    page.keyboard.press("j")
+    page.keyboard.press("s")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("s")
+    page.wait_for_selector('#ws-status[data-version="3"]')
+    page.wait_for_selector('#ws-main[data-step="3"]')
+    starts = list(blank_six.subgoals.order_by("start").values_list("start", flat=True))
+    assert starts == [0, 1, 3]  # the first split also closes the steps before it
+    # A text typed right after t lands in the subgoal's text, not in the key commands.
+    page.keyboard.press("k")
+    page.keyboard.press("t")
+    page.keyboard.type("Open the shop")
+    page.keyboard.press("Escape")
+    page.wait_for_selector('#ws-status[data-version="4"]')
+    assert blank_six.subgoals.get(start=1).text == "Open the shop"
+    assert page.errors == []
