@@ -29,7 +29,7 @@ from . import services as s
 from .agreement import project_agreement
 from .models import Assignment, ReviewComment
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
-from .workspace import labels_context, step_context
+from .workspace import describe_edit, labels_context, step_context
 
 # ---------------------------------------------------------------- form parsing
 
@@ -303,7 +303,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
             flash=str(exc),
             structural=True,
             main_oob=True,
-            tried=_tried(request.POST),
+            tried=describe_edit(trajectory, op, request.POST),
         )
     except InvalidData as exc:
         return render(request, "annotate/_flash.html", {"flash": str(exc)}, status=400)
@@ -316,11 +316,6 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
         structural=structural,
         main_oob=False,
     )
-
-
-def _tried(post) -> str:
-    shown = {k: v for k, v in post.items() if k not in ("csrfmiddlewaretoken", "version", "step")}
-    return "; ".join(f"{k} = {v[:200]!r}" for k, v in shown.items() if v)
 
 
 # ---------------------------------------------------------------- review queue and my work

@@ -273,3 +273,126 @@ def step_context(trajectory: Trajectory, index: int, labels: dict[str, Any]) -> 
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
     return {"step": step, "elements": elements, "evidence_boxes": evidence}
+
+
+# What each form field is called on the page, for naming a change that was not saved.
+FIELD_NAMES = {
+    "text": "intent",
+    "effect": "effect",
+    "behaviour": "behaviour",
+    "success": "success",
+    "thought": "thought",
+    "summary": "summary",
+    "memory": "memory",
+    "trainable": "trainable",
+    "key": "key",
+    "value": "value",
+    "retrieve_steps": "needed at steps",
+    "type": "type",
+    "content": "content",
+    "description": "description",
+    "relation": "relation",
+    "critical": "critical",
+    "comment": "comment",
+    "decision": "decision",
+    "start": "from step",
+    "end": "to step",
+}
+
+
+def _steps_text(start: int, end: int) -> str:
+    return f"step {start}" if start == end else f"steps {start}–{end}"
+
+
+def subgoal_name(trajectory: Trajectory, subgoal_id: Any) -> str:
+    """A subgoal as the annotator sees it: its place on the track and its steps."""
+    ranges = list(
+        Subgoal.objects.filter(trajectory=trajectory)
+        .order_by("start", "id")
+        .values_list("pk", "start", "end")
+    )
+    for n, (pk, start, end) in enumerate(ranges, start=1):
+        if str(pk) == str(subgoal_id):
+            return f"subgoal {n} ({_steps_text(start, end)})"
+    return "a subgoal that has since been removed"
+
+
+def _thing(trajectory: Trajectory, op: str, post) -> tuple[str, tuple[str, ...]]:
+    """What an edit was about, in the page's words, and the fields that only identify it."""
+    step = post.get("step", "")
+    if op in ("subgoal", "merge", "delete_subgoal", "boundary"):
+        verb = {"merge": "merge ", "delete_subgoal": "delete ", "boundary": "move "}.get(op, "")
+        return verb + subgoal_name(trajectory, post.get("subgoal")), ("subgoal",)
+    if op == "split":
+        return f"split at step {post.get('at', step)}", ("at",)
+    if op == "step":
+        return f"step {step}", ("trainable_present",)
+    if op in ("memory_update", "memory_toggle", "memory_delete"):
+        target = MemoryTarget.objects.filter(
+            trajectory=trajectory, pk=_pk(post.get("target"))
+        ).first()
+        name = f"memory target “{target.key}”" if target else "a removed memory target"
+        verb = {"memory_toggle": f"needed at step {step}: ", "memory_delete": "delete "}
+        return verb.get(op, "") + name, ("target",)
+    if op == "memory_add":
+        return f"new memory target at step {step}", ()
+    if op in ("anchor_update", "anchor_delete"):
+        return ("delete " if op == "anchor_delete" else "") + f"anchor {post.get('key')}", ("key",)
+    if op == "anchor_add":
+        return f"new anchor at step {step}", ("evidence",)
+    if op == "link_add":
+        return f"new link {post.get('source')} → {post.get('target')}", ("source", "target")
+    if op == "link_delete":
+        link = (
+            AnchorLink.objects.filter(source__trajectory=trajectory, pk=_pk(post.get("link")))
+            .select_related("source", "target")
+            .first()
+        )
+        name = f"link {link.source.key} {link.relation} {link.target.key}" if link else "a link"
+        return f"delete {name}", ("link",)
+    return op.replace("_", " "), ()
+
+
+def _pk(raw: Any) -> int | None:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def _stored_fields(trajectory: Trajectory, op: str, post) -> dict[str, str]:
+    """The stored text of an autosaved form's fields: a form sends them all, the message
+    names only the ones the annotator changed."""
+    if op == "subgoal":
+        found = Subgoal.objects.filter(trajectory=trajectory, pk=_pk(post.get("subgoal")))
+        return _first(found, "text", "effect", "behaviour", "success")
+    if op == "step":
+        found = Step.objects.filter(trajectory=trajectory, index=_pk(post.get("step")))
+        return _first(found, "thought", "summary", "memory")
+    if op == "memory_update":
+        found = MemoryTarget.objects.filter(trajectory=trajectory, pk=_pk(post.get("target")))
+        return _first(found, "key", "value")
+    if op == "anchor_update":
+        found = Anchor.objects.filter(trajectory=trajectory, key=post.get("key"))
+        return _first(found, "type", "content", "description")
+    return {}
+
+
+def _first(queryset, *fields: str) -> dict[str, str]:
+    row = queryset.values(*fields).first() or {}
+    return {k: "" if v is None else str(v) for k, v in row.items()}
+
+
+def describe_edit(trajectory: Trajectory, op: str, post) -> str:
+    """A refused edit in the annotator's terms, e.g. ``subgoal 2 (steps 3–5): intent “Pay”``."""
+    thing, ids = _thing(trajectory, op, post)
+    hidden = {"csrfmiddlewaretoken", "version", "step", "evidence", *ids}
+    stored = _stored_fields(trajectory, op, post)
+    changes = [
+        FIELD_NAMES.get(k, k.replace("_", " ")) + ("" if v == "on" else f" “{v[:200]}”")
+        for k, v in post.items()
+        if k not in hidden and v and stored.get(k) != v
+    ]
+    if post.get("evidence"):
+        changes.append("the evidence picked on the screen")
+    return f"{thing}: {', '.join(changes)}" if changes else thing

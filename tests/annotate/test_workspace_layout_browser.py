@@ -10,6 +10,7 @@ from annotate.services import do_assign, do_review, do_submit
 from tests.annotate.conftest import blank_record
 from tests.conftest import shot
 from tests.trajectories.builders import make_record
+from trajectories import label_edits
 from trajectories.services import do_import_trajectory
 
 SIZES = ((1440, 900), (1920, 1080))
@@ -129,3 +130,21 @@ def test_s_right_after_j_splits_at_the_new_step(browser, live_server, blank_six,
     page.wait_for_selector('#ws-status[data-version="4"]')
     assert blank_six.subgoals.get(start=1).text == "Open the shop"
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_save_names_the_subgoal_in_the_annotators_words(
+    browser, live_server, labelled, bob
+):
+    page = open_page(browser, live_server, bob, f"/trajectories/{labelled.pk}/workspace/?step=2")
+    second = labelled.subgoals.order_by("start")[1]
+    # The same trajectory changed in another tab meanwhile.
+    label_edits.do_update_step(labelled, bob, labelled.version, 0, {"summary": "elsewhere"})
+    page.fill("#sg-text", "Pay for it")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#ws-flash .error")
+    message = page.inner_text("#ws-flash")
+    shots(page, "stale-save")
+    assert "Your change was not saved: subgoal 2 (steps 1–2): intent “Pay for it”\n" in message
+    assert f"'{second.pk}'" not in message and "subgoal =" not in message
+    assert page.get_attribute("#ws-status", "data-version") == str(labelled.version)
