@@ -24,6 +24,7 @@ from trajectories.models import (
     Blob,
     MemoryTarget,
     Relation,
+    Screen,
     Status,
     Step,
     Subgoal,
@@ -272,7 +273,26 @@ def step_context(trajectory: Trajectory, index: int, labels: dict[str, Any]) -> 
     for e in evidence:
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
-    return {"step": step, "elements": elements, "evidence_boxes": evidence}
+    return {
+        "step": step,
+        "after_screen": _screen_after(trajectory, index) if step else None,
+        "elements": elements,
+        "evidence_boxes": evidence,
+    }
+
+
+def _screen_after(trajectory: Trajectory, index: int) -> Screen | None:
+    """The screen step ``index`` led to: the next step's, or the trajectory's final one."""
+    following = (
+        Step.objects.filter(trajectory=trajectory, index=index + 1)
+        .select_related("screen__screenshot")
+        .first()
+    )
+    if following is not None:
+        return following.screen
+    if trajectory.final_screen_id is None:
+        return None
+    return Screen.objects.select_related("screenshot").get(pk=trajectory.final_screen_id)
 
 
 # What each form field is called on the page, for naming a change that was not saved.

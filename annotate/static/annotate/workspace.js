@@ -85,7 +85,9 @@
     const frame = document.getElementById("frame-" + index);
     if (frame) {
       frame.classList.add("selected");
-      frame.scrollIntoView({ block: "nearest", inline: "center" });
+      // Scroll the filmstrip only, never the page (it sits under the panels).
+      const film = frame.parentElement;
+      film.scrollLeft = frame.offsetLeft - film.offsetLeft - (film.clientWidth - frame.offsetWidth) / 2;
     }
     $$("#ws-track .cell.current").forEach((c) => c.classList.remove("current"));
     const cell = $(`#ws-track .cell[data-step="${index}"]`);
@@ -97,6 +99,7 @@
   function afterRender() {
     markSelected(current());
     showEvidence();
+    applyView();
     $("#ws-show-xml") && ($("#ws-show-xml").onchange = (e) =>
       $("#ws-xml").classList.toggle("hidden-els", !e.target.checked));
   }
@@ -145,7 +148,7 @@
     }
   }
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
-    "t", "a", "r", "p", "g", "n"]);
+    "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
     if (k.ctrlKey || k.metaKey || k.altKey || typing(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
@@ -188,6 +191,7 @@
     if (key === "Escape") {
       if (picking) { cancelPick(); return false; }
       if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
+      if (view.full) { setFull(false); return false; }
       if (typing(active)) active.blur();
       return false;
     }
@@ -202,6 +206,13 @@
       return true;
     }
     if (mod || k.altKey) return false;
+    if (k.shiftKey && key.startsWith("Arrow")) {
+      const box = shotBox();
+      if (!box) return false;
+      const by = { ArrowLeft: [1, 0], ArrowRight: [-1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] }[key];
+      panBy(by[0] * box.width * 0.15, by[1] * box.height * 0.15);
+      return true;
+    }
     const click = (sel) => { const el = $(sel); if (el && !el.disabled) el.click(); };
     switch (key) {
       case "j": case "ArrowRight": select(current() + 1); return true;
@@ -232,12 +243,104 @@
         return false;
       }
       case "?": $("#ws-help").hidden = !$("#ws-help").hidden; return false;
+      case "+": case "=": zoomAt(1.5); return true;
+      case "-": zoomAt(1 / 1.5); return true;
+      case "0": fit(); return true;
+      case "f": setFull(!view.full); return true;
     }
     return false;
   }
   ws.addEventListener("click", (evt) => {
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;
+  });
+
+  // ------------------------------------------------------------------ zoom, pan, full view
+  // One view for the before and after screens (so they stay comparable), kept across steps.
+  const view = { z: 1, x: 0, y: 0, full: false, after: localStorage.getItem("ws-after") !== "off" };
+  const shotBox = () => { const el = $("#ws-shot"); return el ? el.getBoundingClientRect() : null; };
+  function applyView() {
+    const box = shotBox();
+    if (box) {
+      view.x = Math.min(0, Math.max(box.width * (1 - view.z), view.x));
+      view.y = Math.min(0, Math.max(box.height * (1 - view.z), view.y));
+    }
+    $$(".stage .shot .zoom").forEach((el) => {
+      el.style.transform = view.z === 1 ? "" : `translate(${view.x}px, ${view.y}px) scale(${view.z})`;
+    });
+    const stage = $("#ws-main .stage");
+    if (stage) {
+      stage.classList.toggle("zoomed", view.z > 1);
+      stage.classList.toggle("full", view.full);
+      stage.classList.toggle("no-after", !view.after);
+    }
+    const level = $("#ws-zoom-level");
+    if (level) level.textContent = Math.round(view.z * 100) + "%";
+    const after = $("#ws-show-after");
+    if (after) after.checked = view.after;
+  }
+  // Zoom by ``factor`` keeping the point (x, y) of the screen box (default: its centre) still.
+  function zoomAt(factor, x, y) {
+    const box = shotBox();
+    if (!box) return;
+    if (x === undefined) { x = box.width / 2; y = box.height / 2; }
+    const z = Math.min(Math.max(view.z * factor, 1), 8);
+    view.x = x - ((x - view.x) * z) / view.z;
+    view.y = y - ((y - view.y) * z) / view.z;
+    view.z = z;
+    applyView();
+  }
+  function panBy(dx, dy) { view.x += dx; view.y += dy; applyView(); }
+  function fit() { view.z = 1; view.x = 0; view.y = 0; applyView(); }
+  function setFull(on) {
+    view.full = on;
+    applyView();
+  }
+  const pointIn = (shot, evt) => {
+    const box = shot.getBoundingClientRect();
+    return [evt.clientX - box.left, evt.clientY - box.top];
+  };
+  ws.addEventListener("wheel", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot) return;
+    evt.preventDefault();
+    zoomAt(Math.exp(-evt.deltaY * 0.002), ...pointIn(shot, evt));
+  }, { passive: false });
+  ws.addEventListener("dblclick", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot || picking) return;
+    evt.preventDefault();
+    if (view.z > 1) fit();
+    else zoomAt(2.5, ...pointIn(shot, evt));
+  });
+  let pan = null;
+  ws.addEventListener("mousedown", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot || picking || view.z === 1 || evt.button !== 0) return;
+    evt.preventDefault();
+    pan = { x: evt.clientX, y: evt.clientY };
+    $("#ws-main .stage").classList.add("panning");
+  });
+  document.addEventListener("mousemove", (evt) => {
+    if (!pan) return;
+    panBy(evt.clientX - pan.x, evt.clientY - pan.y);
+    pan = { x: evt.clientX, y: evt.clientY };
+  });
+  document.addEventListener("mouseup", () => {
+    if (!pan) return;
+    pan = null;
+    const stage = $("#ws-main .stage");
+    if (stage) stage.classList.remove("panning");
+  });
+  ws.addEventListener("click", (evt) => {
+    if (evt.target.closest("#ws-zoom-fit")) fit();
+    else if (evt.target.closest("#ws-full-button")) setFull(!view.full);
+  });
+  ws.addEventListener("change", (evt) => {
+    if (evt.target.id !== "ws-show-after") return;
+    view.after = evt.target.checked;
+    localStorage.setItem("ws-after", view.after ? "on" : "off");
+    applyView();
   });
 
   // ------------------------------------------------------------------ evidence picking
