@@ -142,6 +142,7 @@ OPERATIONS: dict[str, Operation] = {
             p.get("subgoal"),
             start=_int(p, "start", optional=True),
             end=_int(p, "end", optional=True),
+            shared=p.get("shared") == "1",
         ),
     ),
     "subgoal": (

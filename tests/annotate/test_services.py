@@ -87,6 +87,20 @@ def test_move_boundary_makes_the_neighbour_give_way(blank, bob):
         label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, start=3)
 
 
+def test_a_shared_boundary_moves_both_subgoals_and_leaves_no_gap(blank, bob):
+    split_in_three(blank, bob)  # 0–1, 2–3, 4–5
+    first, middle, last = blank.subgoals.order_by("start")
+    label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, end=2, shared=True)
+    assert ranges(blank) == [(0, 1), (2, 2), (3, 5)]
+    label_edits.do_move_boundary(blank, bob, blank.version, first.pk, end=0, shared=True)
+    assert ranges(blank) == [(0, 0), (1, 2), (3, 5)]
+    label_edits.do_move_boundary(blank, bob, blank.version, last.pk, start=4, shared=True)
+    assert ranges(blank) == [(0, 0), (1, 3), (4, 5)]
+    # One edit: one undo puts both edges back.
+    edits.do_undo(blank, bob, blank.version)
+    assert ranges(blank) == [(0, 0), (1, 2), (3, 5)]
+
+
 def test_subgoal_fields_are_checked(blank, bob):
     label_edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()

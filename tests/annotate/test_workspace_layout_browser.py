@@ -215,3 +215,36 @@ def test_the_screens_fit_above_the_fold_with_zoom_pan_and_a_full_view(
     page.wait_for_selector('#ws-main[data-step="3"]')
     assert not page.is_visible("#ws-after")
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dragging_a_subgoal_edge_moves_the_boundary_it_shares(browser, live_server, blank_six, bob):
+    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
+    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 6)  # 0–2, 3–5, 6–7
+    middle = blank_six.subgoals.get(start=3)
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+
+    def drag(handle, to_step):
+        page.hover(handle)
+        page.mouse.down()
+        cell = box(page, f'#ws-track .cell[data-step="{to_step}"]')
+        page.mouse.move(cell["x"] + cell["width"] / 2, cell["y"] + 10, steps=5)
+        page.mouse.up()
+
+    drag(f'#ws-track .handle.end[data-subgoal="{middle.pk}"]', 4)
+    page.wait_for_selector('#ws-status[data-version="4"]')
+    assert list(blank_six.subgoals.order_by("start").values_list("start", "end")) == [
+        (0, 2),
+        (3, 4),
+        (5, 7),
+    ]
+    assert page.locator("#ws-track .cell.uncovered").count() == 0
+    drag(f'#ws-track .handle.start[data-subgoal="{middle.pk}"]', 1)
+    page.wait_for_selector('#ws-status[data-version="5"]')
+    assert list(blank_six.subgoals.order_by("start").values_list("start", "end")) == [
+        (0, 0),
+        (1, 4),
+        (5, 7),
+    ]
+    shots(page, "track-drag")
+    assert page.errors == []

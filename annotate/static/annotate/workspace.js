@@ -462,7 +462,8 @@
     htmx.ajax("POST", ws.dataset.edit.replace("OP", "boundary"), {
       target: "#ws-main",
       swap: "outerHTML",
-      values: { subgoal, [edge]: String(to), step: String(current()) },
+      // A dragged edge is the boundary shared with an adjacent neighbour: it moves along.
+      values: { subgoal, [edge]: String(to), shared: "1", step: String(current()) },
     });
   });
 
