@@ -14,21 +14,22 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
-from trajectories.access import access_project, projects_of, trajectories_of
-from trajectories.models import Role, Status, Step, Trajectory
+from trajectories.access import access_project
+from trajectories.models import Role, Step, Trajectory
 from trajectories.validation import InvalidData
 from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment, ReviewComment
+from .models import Assignment
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .queues import review_queue_of, work_of
 from .workspace import describe_edit, labels_context, step_context
 
 # ---------------------------------------------------------------- form parsing
@@ -325,27 +326,8 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
 @login_required
 @require_GET
 def review_queue(request: HttpRequest) -> HttpResponse:
-    user = request.user
-    reviewing = (
-        projects_of(user).filter(
-            Q(memberships__user=user, memberships__role__in=(Role.REVIEWER, Role.ADMIN))
-        )
-        if not user.is_superuser
-        else projects_of(user)
-    )
-    open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
-    to_review = (
-        Trajectory.objects.filter(project__in=reviewing, status=Status.IN_REVIEW)
-        .select_related("project", "task")
-        .order_by("updated_at")
-    )
-    mine = (
-        trajectories_of(user)
-        .filter(assignments__annotator=user)
-        .select_related("project", "task")
-        .annotate(returned=Exists(open_comments))
-        .order_by("-returned", "status", "-updated_at")
-    )
+    to_review = review_queue_of(request.user)
+    mine = work_of(request.user)
     return render(request, "annotate/review_queue.html", {"to_review": to_review, "mine": mine})
 
 

@@ -34,8 +34,9 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
-from .models import ReviewComment
+from .models import Assignment, ReviewComment
 from .permissions import may_edit, may_review
+from .queues import next_item
 
 PALETTE = [
     "#4e79a7",
@@ -244,11 +245,25 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "can_review": may_review(role) and trajectory.status == Status.IN_REVIEW,
         "can_reopen": may_review(role) and trajectory.status in (Status.APPROVED, Status.REJECTED),
         "role": role,
+        **_next_context(trajectory, user, role),
         "anchor_types": AnchorType.choices,
         "relations": Relation.choices,
         "successes": SubgoalSuccess.choices,
         **undo_state(trajectory),
     }
+
+
+def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
+    """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
+    if trajectory.status == Status.IN_REVIEW:
+        if not Assignment.objects.filter(trajectory=trajectory, annotator=user).exists():
+            return {"show_next": False}
+        reviewing = False
+    elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
+        reviewing = True
+    else:
+        return {"show_next": False}
+    return {"show_next": True, "next_item": next_item(user, trajectory, reviewing)}
 
 
 def step_context(trajectory: Trajectory, index: int, labels: dict[str, Any]) -> dict[str, Any]:

@@ -248,3 +248,55 @@ def test_dragging_a_subgoal_edge_moves_the_boundary_it_shares(browser, live_serv
     ]
     shots(page, "track-drag")
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_g_goes_to_the_step_typed(browser, live_server, blank_six, bob):
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+    page.keyboard.press("g")
+    page.keyboard.type("6")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#ws-main[data-step="6"]')
+    assert not page.is_visible("#ws-goto")
+    page.keyboard.press("g")
+    page.keyboard.type("12")
+    page.keyboard.press("Enter")
+    assert page.inner_text("#ws-goto-hint") == "no step “12”: this trajectory has steps 0–7"
+    shots(page, "goto")
+    page.keyboard.press("Escape")
+    assert not page.is_visible("#ws-goto")
+    # Typed quickly behind a step move, the number still lands in the box.
+    page.keyboard.press("k")
+    page.keyboard.press("g")
+    page.keyboard.type("2")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#ws-main[data-step="2"]')
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_next_item_after_submit_and_after_approve_opens_the_queue(
+    browser, live_server, project, alice, bob
+):
+    first, _ = do_import_trajectory(project, make_record(steps=3, seed=1))
+    second, _ = do_import_trajectory(project, make_record(steps=3, seed=2))
+    for t in (first, second):
+        do_assign(t, bob, alice)
+    page = open_page(browser, live_server, bob, f"/trajectories/{first.pk}/workspace/")
+    assert page.locator("#ws-next").count() == 0
+    page.click("#ws-submit")
+    page.wait_for_selector("#ws-next")
+    shots(page, "next-item")
+    page.keyboard.press("n")
+    page.wait_for_url(f"**/trajectories/{second.pk}/workspace/")
+    page.click("#ws-submit")
+    page.wait_for_selector("#ws-next")
+    assert page.inner_text("#ws-next").startswith("Queue empty")
+
+    review = open_page(browser, live_server, alice, f"/trajectories/{first.pk}/workspace/")
+    review.click("#rv-approve")
+    review.wait_for_selector("#ws-next")
+    review.keyboard.press("n")
+    review.wait_for_url(f"**/trajectories/{second.pk}/workspace/")
+    review.wait_for_selector("#rv-approve")
+    assert page.errors == [] and review.errors == []

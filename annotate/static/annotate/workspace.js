@@ -192,6 +192,7 @@
       if (picking) { cancelPick(); return false; }
       if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
       if (view.full) { setFull(false); return false; }
+      if (!$("#ws-goto").hidden) { closeGoto(); return false; }
       if (typing(active)) active.blur();
       return false;
     }
@@ -247,12 +248,40 @@
       case "-": zoomAt(1 / 1.5); return true;
       case "0": fit(); return true;
       case "f": setFull(!view.full); return true;
+      case "g":
+        $("#ws-goto").hidden = false;
+        $("#ws-goto-step").value = "";
+        $("#ws-goto-step").focus();
+        return true;
+      case "n": click("#ws-next"); return true;
     }
     return false;
   }
   ws.addEventListener("click", (evt) => {
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;
+  });
+
+  // ------------------------------------------------------------------ go to step N
+  function closeGoto() {
+    const form = $("#ws-goto");
+    form.hidden = true;
+    form.classList.remove("bad");
+    $("#ws-goto-hint").textContent = `0–${stepCount - 1} · Enter goes · Esc cancels`;
+    if (document.activeElement === $("#ws-goto-step")) document.activeElement.blur();
+  }
+  ws.addEventListener("submit", (evt) => {
+    if (evt.target.id !== "ws-goto") return;
+    evt.preventDefault();
+    const raw = $("#ws-goto-step").value.trim();
+    const index = Number(raw);
+    if (raw === "" || !Number.isInteger(index) || index < 0 || index >= stepCount) {
+      evt.target.classList.add("bad");
+      $("#ws-goto-hint").textContent = `no step “${raw}”: this trajectory has steps 0–${stepCount - 1}`;
+      return;
+    }
+    closeGoto();
+    select(index);
   });
 
   // ------------------------------------------------------------------ zoom, pan, full view
