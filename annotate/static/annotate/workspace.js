@@ -125,14 +125,15 @@
   // one produced. Consecutive step moves are added up into one navigation.
   let inFlight = 0;
   const pending = [];
-  document.body.addEventListener("htmx:beforeRequest", () => { inFlight += 1; });
-  document.body.addEventListener("htmx:afterRequest", () => {
-    // A swapped-in button works once htmx has settled it (a timer of the settle delay, set
-    // before this one): only then is the request over for the keys that wait.
-    setTimeout(() => {
+  document.body.addEventListener("htmx:beforeRequest", (evt) => {
+    inFlight += 1;
+    // The request's own end (load, error, abort or timeout), also when the element that sent
+    // it has been swapped out meanwhile. A swapped-in button works once htmx has settled it
+    // (a timer of the settle delay, set before this one): only then may a waiting key act.
+    evt.detail.xhr.addEventListener("loadend", () => setTimeout(() => {
       inFlight = Math.max(0, inFlight - 1);
       pump();
-    }, htmx.config.defaultSettleDelay);
+    }, htmx.config.defaultSettleDelay));
   });
   function pump() {
     while (pending.length && inFlight === 0) {
@@ -150,7 +151,7 @@
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
     "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
-    if (k.ctrlKey || k.metaKey || k.altKey || typing(document.activeElement)) return 0;
+    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
   }
   function typeInto(el, k) {
