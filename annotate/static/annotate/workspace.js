@@ -289,7 +289,21 @@
   // One view for the before and after screens (so they stay comparable), kept across steps.
   const view = { z: 1, x: 0, y: 0, full: false, after: localStorage.getItem("ws-after") !== "off" };
   const shotBox = () => { const el = $("#ws-shot"); return el ? el.getBoundingClientRect() : null; };
+  // The screens take the window's height below where they start (under the track, the
+  // stage's head and any review comment on the step), so all of them is above the fold.
+  function fitHeight() {
+    const stage = $("#ws-main .stage");
+    const screens = $("#ws-main .screens");
+    if (!stage || !screens || view.full) return;
+    stage.style.removeProperty("--shot-h");
+    // Where the screens start on the page, not where the sticky stage has moved them to.
+    const top = $("#ws-main").getBoundingClientRect().top + window.scrollY +
+      screens.getBoundingClientRect().top - stage.getBoundingClientRect().top;
+    stage.style.setProperty("--shot-h", Math.max(320, window.innerHeight - top - 30) + "px");
+  }
+  window.addEventListener("resize", () => { fitHeight(); applyView(); });
   function applyView() {
+    fitHeight();
     const box = shotBox();
     if (box) {
       view.x = Math.min(0, Math.max(box.width * (1 - view.z), view.x));
