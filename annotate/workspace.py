@@ -145,14 +145,15 @@ def track_of(
 
 def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dict[str, Any]:
     """Positions for the anchor graph: x by step, one lane per anchor type."""
-    width, lane, pad = 640, 22, 16
+    width, lane, pad = 640, 28, 16
     span = max(step_count - 1, 1)
     nodes, at = [], {}
     for a in anchors:
         x = 90 + (width - 90 - pad) * a["step"] / span
         y = pad + lane * ANCHOR_LANES.index(a["type"])
         at[a["key"]] = (x, y)
-        nodes.append({**a, "x": round(x, 1), "y": round(y, 1)})
+        content = a["content"] if len(a["content"]) <= 18 else a["content"][:17] + "…"
+        nodes.append({**a, "x": round(x, 1), "y": round(y, 1), "label": content})
     edges = []
     for link in links:
         if link["source"] not in at or link["target"] not in at:

@@ -11,6 +11,7 @@ from tests.annotate.conftest import blank_record
 from tests.conftest import shot
 from tests.trajectories.builders import make_record
 from trajectories import label_edits
+from trajectories.models import AnchorLink
 from trajectories.services import do_import_trajectory
 
 SIZES = ((1440, 900), (1920, 1080))
@@ -305,3 +306,45 @@ def test_next_item_after_submit_and_after_approve_opens_the_queue(
     review.wait_for_url(f"**/trajectories/{second.pk}/workspace/")
     review.wait_for_selector("#rv-approve")
     assert page.errors == [] and review.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_clicks_and_a_relation_key_link_anchors_shown_by_content(
+    browser, live_server, blank_six, bob
+):
+    label_edits.do_add_anchor(
+        blank_six, bob, blank_six.version, step=1, type="context_info", content="price 12.50"
+    )
+    label_edits.do_add_anchor(
+        blank_six, bob, blank_six.version, step=5, type="finish", content="order placed for you"
+    )
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+    labels = page.locator("#ws-graph .node text.content").all_text_contents()
+    assert labels == ["price 12.50", "order placed for …"]
+    legend = " ".join(page.inner_text("#ws-legend").split())
+    for name in ("1 prerequisite", "2 enables", "3 result of", "4 blocks", "critical"):
+        assert name in legend
+    page.click('#ws-graph .node[data-key="a1"]')
+    page.click('#ws-graph .node[data-key="a2"]')
+    assert "a1 → a2: press 1 prerequisite" in page.inner_text("#ws-link-hint")
+    page.locator("#ws-anchors h3").scroll_into_view_if_needed()
+    shots(page, "anchor-link")
+    page.keyboard.press("c")
+    page.keyboard.press("2")
+    page.wait_for_selector("#ws-graph path.edge.rel-enables.critical")
+    link = AnchorLink.objects.select_related("source", "target").get()
+    assert (link.source.key, link.target.key, link.relation, link.critical) == (
+        "a1",
+        "a2",
+        "enables",
+        True,
+    )
+    # Esc leaves a half-drawn link; the number keys are then the subgoal's again.
+    page.click('#ws-graph .node[data-key="a2"]')
+    page.click('#ws-graph .node[data-key="a1"]')
+    page.keyboard.press("Escape")
+    assert "Click two anchors" in page.inner_text("#ws-link-hint")
+    page.keyboard.press("1")
+    page.wait_for_timeout(300)
+    assert AnchorLink.objects.count() == 1
+    assert page.errors == []

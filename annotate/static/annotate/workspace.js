@@ -97,6 +97,7 @@
     history.replaceState(null, "", url);
   }
   function afterRender() {
+    if (linkFrom && !$("#ws-graph .node.from")) cancelLink(); // the graph was redrawn
     markSelected(current());
     showEvidence();
     applyView();
@@ -149,7 +150,7 @@
     }
   }
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
-    "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
+    "4", "c", "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
     if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
@@ -191,6 +192,7 @@
     }
     if (key === "Escape") {
       if (picking) { cancelPick(); return false; }
+      if (linkFrom) { cancelLink(); return false; }
       if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
       if (view.full) { setFull(false); return false; }
       if (!$("#ws-goto").hidden) { closeGoto(); return false; }
@@ -213,6 +215,14 @@
       if (!box) return false;
       const by = { ArrowLeft: [1, 0], ArrowRight: [-1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] }[key];
       panBy(by[0] * box.width * 0.15, by[1] * box.height * 0.15);
+      return true;
+    }
+    if (linkTo && ["1", "2", "3", "4"].includes(key)) {
+      makeLink(RELATIONS[Number(key) - 1]);
+      return true;
+    }
+    if (linkTo && key === "c" && $("#ln-critical")) {
+      $("#ln-critical").checked = !$("#ln-critical").checked;
       return true;
     }
     const click = (sel) => { const el = $(sel); if (el && !el.disabled) el.click(); };
@@ -512,20 +522,48 @@
   });
 
   // ------------------------------------------------------------------ link drawing
+  // Two clicks on the graph choose source and target; a relation's number key makes the
+  // link (c before it marks it critical). The form below the graph does the same by hand.
   let linkFrom = null;
+  let linkTo = null;
+  const RELATIONS = ["prerequisite", "enables", "result_of", "blocks"];
+  function linkHint(text) {
+    const hint = $("#ws-link-hint");
+    if (!hint) return;
+    if (!hint.dataset.idle) hint.dataset.idle = hint.innerHTML;
+    if (text) hint.textContent = text;
+    else hint.innerHTML = hint.dataset.idle;
+    hint.classList.toggle("linking", Boolean(text));
+  }
+  function cancelLink() {
+    linkFrom = linkTo = null;
+    $$("#ws-graph .node.from, #ws-graph .node.to").forEach((n) => n.classList.remove("from", "to"));
+    linkHint("");
+  }
+  function makeLink(relation) {
+    const critical = $("#ln-critical") && $("#ln-critical").checked;
+    const values = { source: linkFrom, target: linkTo, relation, step: String(current()) };
+    if (critical) values.critical = "on";
+    cancelLink();
+    htmx.ajax("POST", ws.dataset.edit.replace("OP", "link_add"), {
+      target: "#ws-main", swap: "outerHTML", values,
+    });
+  }
   ws.addEventListener("click", (evt) => {
     const node = evt.target.closest("#ws-graph .node");
     if (!node || !$("#ws-link-form")) return;
-    if (!linkFrom) {
+    if (!linkFrom || linkTo) {
+      cancelLink();
       linkFrom = node.dataset.key;
-      $$("#ws-graph .node.from").forEach((n) => n.classList.remove("from"));
       node.classList.add("from");
       $("#ln-source").value = linkFrom;
+      linkHint(`Link from ${linkFrom}: click the anchor it points to · Esc cancels`);
     } else {
-      $("#ln-target").value = node.dataset.key;
-      $$("#ws-graph .node.from").forEach((n) => n.classList.remove("from"));
-      linkFrom = null;
-      $("#ln-relation").focus();
+      linkTo = node.dataset.key;
+      node.classList.add("to");
+      $("#ln-target").value = linkTo;
+      linkHint(`${linkFrom} → ${linkTo}: press 1 prerequisite, 2 enables, 3 result of, 4 blocks` +
+        ` · c critical · Esc cancels`);
     }
   });
   ws.addEventListener("dblclick", (evt) => {
