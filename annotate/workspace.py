@@ -153,7 +153,11 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
         y = pad + lane * ANCHOR_LANES.index(a["type"])
         at[a["key"]] = (x, y)
         content = a["content"] if len(a["content"]) <= 18 else a["content"][:17] + "…"
-        nodes.append({**a, "x": round(x, 1), "y": round(y, 1), "label": content})
+        # Labels of the right-most anchors go to their left, inside the graph.
+        left = x > width - 130
+        nodes.append(
+            {**a, "x": round(x, 1), "y": round(y, 1), "label": content, "label_left": left}
+        )
     edges = []
     for link in links:
         if link["source"] not in at or link["target"] not in at:
