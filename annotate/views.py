@@ -219,6 +219,7 @@ OPERATIONS: dict[str, Operation] = {
         True,
         lambda r, t, v, p: label_edits.do_delete_anchor_link(t, r.user, v, p.get("link")),
     ),
+    "revert": (EDIT, True, lambda r, t, v, p: edits.do_revert(t, r.user, v, p.get("event"))),
     "undo": (EDIT, True, lambda r, t, v, p: edits.do_undo(t, r.user, v)),
     "redo": (EDIT, True, lambda r, t, v, p: edits.do_redo(t, r.user, v)),
     "submit": (EDIT, True, lambda r, t, v, p: s.do_submit(t, r.user, v)),

@@ -34,6 +34,7 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
+from .history import history_entries
 from .models import Assignment, ReviewComment
 from .permissions import may_edit, may_review
 from .queues import next_item
@@ -241,7 +242,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "links": links,
         "comments": comments,
         "comments_here": [c for c in comments if c.step_index == index],
-        "history": history,
+        "history": history_entries(history),
         "problems": problems,
         "track": track_of(n, subgoals, memory, anchors, comments),
         "graph": anchor_graph(n, anchors, links),

@@ -11,7 +11,7 @@ from tests.annotate.conftest import blank_record
 from tests.conftest import shot
 from tests.trajectories.builders import make_record
 from trajectories import label_edits
-from trajectories.models import AnchorLink
+from trajectories.models import AnchorLink, AuditEvent
 from trajectories.services import do_import_trajectory
 
 SIZES = ((1440, 900), (1920, 1080))
@@ -347,4 +347,24 @@ def test_two_clicks_and_a_relation_key_link_anchors_shown_by_content(
     page.keyboard.press("1")
     page.wait_for_timeout(300)
     assert AnchorLink.objects.count() == 1
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_history_says_what_changed_and_reverts_one_change(browser, live_server, blank_six, bob):
+    label_edits.do_update_step(blank_six, bob, blank_six.version, 1, {"memory": "price 12.50"})
+    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
+    history = page.inner_text("#ws-history")
+    assert "step 1 memory: empty → “price 12.50”" in history
+    assert "added subgoal steps 3–7" in history
+    assert "step.updated" not in history and "None" not in history
+    memory_edit = AuditEvent.objects.get(trajectory=blank_six, kind="step.updated")
+    page.locator("#ws-history h2").scroll_into_view_if_needed()
+    shots(page, "history")
+    page.click(f'#ws-history li[data-event="{memory_edit.pk}"] button.revert')
+    page.wait_for_selector(f'#ws-status[data-version="{blank_six.version + 1}"]')
+    assert blank_six.steps.get(index=1).memory == ""
+    assert blank_six.subgoals.count() == 2  # the later split stays
+    assert "reverted a change" in page.inner_text("#ws-history")
     assert page.errors == []
