@@ -47,8 +47,14 @@ def shots(page, name: str) -> None:
     """Screenshots at both sizes annotators use (when WAYPOINT_TEST_SCREENSHOTS is set)."""
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
+        next_frame(page)  # the page has handled the resize (the screens fit the new height)
         shot(page, f"workspace-{name}-{width}x{height}")
     page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    next_frame(page)
+
+
+def next_frame(page) -> None:
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
 
 
 def box(page, selector):
@@ -77,7 +83,6 @@ def test_a_review_comment_leaves_the_layout_as_it_was(browser, live_server, sent
     }
     page.goto(f"{live_server.url}/trajectories/{sent_back.pk}/workspace/?step=1")
     page.wait_for_selector("#ws-main .stage .comment")
-    shots(page, "review-comment")
     stage = box(page, "#ws-main .stage")["width"]
     panels = box(page, "#ws-main .panels")["width"]
     height = page.evaluate("document.documentElement.scrollHeight")
@@ -91,6 +96,7 @@ def test_a_review_comment_leaves_the_layout_as_it_was(browser, live_server, sent
     assert stage < 0.5 * 1440
     assert height < plain["height"] + 200, (height, plain["height"])
     assert page.locator("#ws-main .stage .comment").inner_text().endswith("product page.")
+    shots(page, "review-comment")
     assert page.errors == []
 
 
@@ -187,8 +193,8 @@ def test_the_screens_fit_above_the_fold_with_zoom_pan_and_a_full_view(
     shot_box = box(page, "#ws-shot")
     centre = (shot_box["x"] + shot_box["width"] / 2, shot_box["y"] + shot_box["height"] / 2)
     page.mouse.move(*centre)
-    page.mouse.wheel(0, -400)
-    assert "scale(" in zoom_of(page)
+    page.mouse.wheel(0, -400)  # returns before the page has handled the wheel event
+    page.wait_for_function("document.querySelector('#ws-shot .zoom').style.transform !== ''")
     assert zoom_of(page) == page.eval_on_selector("#ws-after .zoom", "el => el.style.transform")
     zoomed = zoom_of(page)
     page.mouse.down()

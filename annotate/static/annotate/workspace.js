@@ -63,6 +63,10 @@
   document.body.addEventListener("htmx:afterSettle", () => {
     afterRender();
   });
+  // The zoom, full view and hidden after screen carry over to a swapped-in stage at once,
+  // not a settle delay later (no flash of the fitted, unhidden screens).
+  document.body.addEventListener("htmx:afterSwap", () => applyView());
+  document.body.addEventListener("htmx:oobAfterSwap", () => applyView());
 
   function flush() {
     // Leaving a field fires its change event: the save is queued before anything else.
