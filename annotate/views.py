@@ -14,22 +14,23 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
-from trajectories.access import access_project, projects_of, trajectories_of
-from trajectories.models import Role, Status, Step, Trajectory
+from trajectories.access import access_project
+from trajectories.models import Role, Step, Trajectory
 from trajectories.validation import InvalidData
 from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment, ReviewComment
+from .models import Assignment
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
-from .workspace import labels_context, step_context
+from .queues import review_queue_of, work_of
+from .workspace import describe_edit, labels_context, step_context
 
 # ---------------------------------------------------------------- form parsing
 
@@ -142,6 +143,7 @@ OPERATIONS: dict[str, Operation] = {
             p.get("subgoal"),
             start=_int(p, "start", optional=True),
             end=_int(p, "end", optional=True),
+            shared=p.get("shared") == "1",
         ),
     ),
     "subgoal": (
@@ -217,6 +219,7 @@ OPERATIONS: dict[str, Operation] = {
         True,
         lambda r, t, v, p: label_edits.do_delete_anchor_link(t, r.user, v, p.get("link")),
     ),
+    "revert": (EDIT, True, lambda r, t, v, p: edits.do_revert(t, r.user, v, p.get("event"))),
     "undo": (EDIT, True, lambda r, t, v, p: edits.do_undo(t, r.user, v)),
     "redo": (EDIT, True, lambda r, t, v, p: edits.do_redo(t, r.user, v)),
     "submit": (EDIT, True, lambda r, t, v, p: s.do_submit(t, r.user, v)),
@@ -304,7 +307,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
             flash=str(exc),
             structural=True,
             main_oob=True,
-            tried=_tried(request.POST),
+            tried=describe_edit(trajectory, op, request.POST),
         )
     except InvalidData as exc:
         return render(request, "annotate/_flash.html", {"flash": str(exc)}, status=400)
@@ -319,38 +322,14 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
     )
 
 
-def _tried(post) -> str:
-    shown = {k: v for k, v in post.items() if k not in ("csrfmiddlewaretoken", "version", "step")}
-    return "; ".join(f"{k} = {v[:200]!r}" for k, v in shown.items() if v)
-
-
 # ---------------------------------------------------------------- review queue and my work
 
 
 @login_required
 @require_GET
 def review_queue(request: HttpRequest) -> HttpResponse:
-    user = request.user
-    reviewing = (
-        projects_of(user).filter(
-            Q(memberships__user=user, memberships__role__in=(Role.REVIEWER, Role.ADMIN))
-        )
-        if not user.is_superuser
-        else projects_of(user)
-    )
-    open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
-    to_review = (
-        Trajectory.objects.filter(project__in=reviewing, status=Status.IN_REVIEW)
-        .select_related("project", "task")
-        .order_by("updated_at")
-    )
-    mine = (
-        trajectories_of(user)
-        .filter(assignments__annotator=user)
-        .select_related("project", "task")
-        .annotate(returned=Exists(open_comments))
-        .order_by("-returned", "status", "-updated_at")
-    )
+    to_review = review_queue_of(request.user)
+    mine = work_of(request.user)
     return render(request, "annotate/review_queue.html", {"to_review": to_review, "mine": mine})
 
 

@@ -27,6 +27,7 @@ from trajectories.models import (
     Blob,
     MemoryTarget,
     Relation,
+    Screen,
     Status,
     Step,
     Subgoal,
@@ -36,8 +37,10 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
-from .models import ReviewComment
+from .history import history_entries
+from .models import Assignment, ReviewComment
 from .permissions import may_edit, may_review
+from .queues import next_item
 
 PALETTE = [
     "#4e79a7",
@@ -174,14 +177,19 @@ def track_of(
 
 def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dict[str, Any]:
     """Positions for the anchor graph: x by step, one lane per anchor type."""
-    width, lane, pad = 640, 22, 16
+    width, lane, pad = 640, 28, 16
     span = max(step_count - 1, 1)
     nodes, at = [], {}
     for a in anchors:
         x = 90 + (width - 90 - pad) * a["step"] / span
         y = pad + lane * ANCHOR_LANES.index(a["type"])
         at[a["key"]] = (x, y)
-        nodes.append({**a, "x": round(x, 1), "y": round(y, 1)})
+        content = a["content"] if len(a["content"]) <= 18 else a["content"][:17] + "…"
+        # Labels of the right-most anchors go to their left, inside the graph.
+        left = x > width - 130
+        nodes.append(
+            {**a, "x": round(x, 1), "y": round(y, 1), "label": content, "label_left": left}
+        )
     edges = []
     for link in links:
         if link["source"] not in at or link["target"] not in at:
@@ -265,7 +273,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "links": links,
         "comments": comments,
         "comments_here": [c for c in comments if c.step_index == index],
-        "history": history,
+        "history": history_entries(history),
         "problems": problems,
         "track": track_of(n, subgoals, memory, anchors, comments),
         "graph": anchor_graph(n, anchors, links),
@@ -274,11 +282,25 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "can_review": may_review(role) and trajectory.status == Status.IN_REVIEW,
         "can_reopen": may_review(role) and trajectory.status in (Status.APPROVED, Status.REJECTED),
         "role": role,
+        **_next_context(trajectory, user, role),
         "anchor_types": AnchorType.choices,
         "relations": Relation.choices,
         "successes": SubgoalSuccess.choices,
         **undo_state(trajectory),
     }
+
+
+def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
+    """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
+    if trajectory.status == Status.IN_REVIEW:
+        if not Assignment.objects.filter(trajectory=trajectory, annotator=user).exists():
+            return {"show_next": False}
+        reviewing = False
+    elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
+        reviewing = True
+    else:
+        return {"show_next": False}
+    return {"show_next": True, "next_item": next_item(user, trajectory, reviewing)}
 
 
 def step_context(
@@ -291,14 +313,13 @@ def step_context(
 
     ``steps``, when the page has read them all (with screens and blobs), spares a query.
     """
-    if steps is not None:
-        step = next((s for s in steps if s.index == index), None)
-    else:
-        step = (
-            Step.objects.filter(trajectory=trajectory, index=index)
+    if steps is None:  # the step and the one after it (whose screen is this step's result)
+        steps = list(
+            Step.objects.filter(trajectory=trajectory, index__in=(index, index + 1))
             .select_related("screen__screenshot", "screen__ui_xml")
-            .first()
+            .order_by("index")
         )
+    step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()
     elements_svg = _elements_svg(xml.sha256, xml.content_type) if xml else ""
@@ -318,7 +339,142 @@ def step_context(
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
     return {
         "step": step,
+        "after_screen": _screen_after(trajectory, index, steps) if step else None,
         "elements": elements,
         "elements_svg": elements_svg,
         "evidence_boxes": evidence,
     }
+
+
+def _screen_after(trajectory: Trajectory, index: int, steps: list[Step]) -> Screen | None:
+    """The screen step ``index`` led to: the next step's (``steps`` holds it when there is
+    one), or the trajectory's final one."""
+    following = next((s for s in steps if s.index == index + 1), None)
+    if following is not None:
+        return following.screen
+    if trajectory.final_screen_id is None:
+        return None
+    return Screen.objects.select_related("screenshot").get(pk=trajectory.final_screen_id)
+
+
+# What each form field is called on the page, for naming a change that was not saved.
+FIELD_NAMES = {
+    "text": "intent",
+    "effect": "effect",
+    "behaviour": "behaviour",
+    "success": "success",
+    "thought": "thought",
+    "summary": "summary",
+    "memory": "memory",
+    "trainable": "trainable",
+    "key": "key",
+    "value": "value",
+    "retrieve_steps": "needed at steps",
+    "type": "type",
+    "content": "content",
+    "description": "description",
+    "relation": "relation",
+    "critical": "critical",
+    "comment": "comment",
+    "decision": "decision",
+    "start": "from step",
+    "end": "to step",
+}
+
+
+def _steps_text(start: int, end: int) -> str:
+    return f"step {start}" if start == end else f"steps {start}–{end}"
+
+
+def subgoal_name(trajectory: Trajectory, subgoal_id: Any) -> str:
+    """A subgoal as the annotator sees it: its place on the track and its steps."""
+    ranges = list(
+        Subgoal.objects.filter(trajectory=trajectory)
+        .order_by("start", "id")
+        .values_list("pk", "start", "end")
+    )
+    for n, (pk, start, end) in enumerate(ranges, start=1):
+        if str(pk) == str(subgoal_id):
+            return f"subgoal {n} ({_steps_text(start, end)})"
+    return "a subgoal that has since been removed"
+
+
+def _thing(trajectory: Trajectory, op: str, post) -> tuple[str, tuple[str, ...]]:
+    """What an edit was about, in the page's words, and the fields that only identify it."""
+    step = post.get("step", "")
+    if op in ("subgoal", "merge", "delete_subgoal", "boundary"):
+        verb = {"merge": "merge ", "delete_subgoal": "delete ", "boundary": "move "}.get(op, "")
+        return verb + subgoal_name(trajectory, post.get("subgoal")), ("subgoal",)
+    if op == "split":
+        return f"split at step {post.get('at', step)}", ("at",)
+    if op == "step":
+        return f"step {step}", ("trainable_present",)
+    if op in ("memory_update", "memory_toggle", "memory_delete"):
+        target = MemoryTarget.objects.filter(
+            trajectory=trajectory, pk=_pk(post.get("target"))
+        ).first()
+        name = f"memory target “{target.key}”" if target else "a removed memory target"
+        verb = {"memory_toggle": f"needed at step {step}: ", "memory_delete": "delete "}
+        return verb.get(op, "") + name, ("target",)
+    if op == "memory_add":
+        return f"new memory target at step {step}", ()
+    if op in ("anchor_update", "anchor_delete"):
+        return ("delete " if op == "anchor_delete" else "") + f"anchor {post.get('key')}", ("key",)
+    if op == "anchor_add":
+        return f"new anchor at step {step}", ("evidence",)
+    if op == "link_add":
+        return f"new link {post.get('source')} → {post.get('target')}", ("source", "target")
+    if op == "link_delete":
+        link = (
+            AnchorLink.objects.filter(source__trajectory=trajectory, pk=_pk(post.get("link")))
+            .select_related("source", "target")
+            .first()
+        )
+        name = f"link {link.source.key} {link.relation} {link.target.key}" if link else "a link"
+        return f"delete {name}", ("link",)
+    return op.replace("_", " "), ()
+
+
+def _pk(raw: Any) -> int | None:
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def _stored_fields(trajectory: Trajectory, op: str, post) -> dict[str, str]:
+    """The stored text of an autosaved form's fields: a form sends them all, the message
+    names only the ones the annotator changed."""
+    if op == "subgoal":
+        found = Subgoal.objects.filter(trajectory=trajectory, pk=_pk(post.get("subgoal")))
+        return _first(found, "text", "effect", "behaviour", "success")
+    if op == "step":
+        found = Step.objects.filter(trajectory=trajectory, index=_pk(post.get("step")))
+        return _first(found, "thought", "summary", "memory")
+    if op == "memory_update":
+        found = MemoryTarget.objects.filter(trajectory=trajectory, pk=_pk(post.get("target")))
+        return _first(found, "key", "value")
+    if op == "anchor_update":
+        found = Anchor.objects.filter(trajectory=trajectory, key=post.get("key"))
+        return _first(found, "type", "content", "description")
+    return {}
+
+
+def _first(queryset, *fields: str) -> dict[str, str]:
+    row = queryset.values(*fields).first() or {}
+    return {k: "" if v is None else str(v) for k, v in row.items()}
+
+
+def describe_edit(trajectory: Trajectory, op: str, post) -> str:
+    """A refused edit in the annotator's terms, e.g. ``subgoal 2 (steps 3–5): intent “Pay”``."""
+    thing, ids = _thing(trajectory, op, post)
+    hidden = {"csrfmiddlewaretoken", "version", "step", "evidence", *ids}
+    stored = _stored_fields(trajectory, op, post)
+    changes = [
+        FIELD_NAMES.get(k, k.replace("_", " ")) + ("" if v == "on" else f" “{v[:200]}”")
+        for k, v in post.items()
+        if k not in hidden and v and stored.get(k) != v
+    ]
+    if post.get("evidence"):
+        changes.append("the evidence picked on the screen")
+    return f"{thing}: {', '.join(changes)}" if changes else thing

@@ -198,6 +198,59 @@ def do_redo(trajectory: Trajectory, actor, expected_version: Any) -> bool:
     return _undo_or_redo(trajectory, actor, expected_version, redo=True)
 
 
+PART_NAMES = {
+    "subgoals": "subgoals",
+    "memory_targets": "memory targets",
+    "anchors": "anchors and links",
+    "notes": "notes",
+}
+
+
+def label_change_part(event: AuditEvent) -> Part | None:
+    """The part of the labels an audit event changed, or None when it is no label change."""
+    before, after = event.before or {}, event.after or {}
+    if len(before) != 1 or before.keys() != after.keys():
+        return None
+    (part,) = before
+    return part if part in PART_NAMES or part.startswith("step:") else None
+
+
+def part_name(part: Part) -> str:
+    return PART_NAMES.get(part) or f"step {part.removeprefix('step:')}"
+
+
+def do_revert(trajectory: Trajectory, actor, expected_version: Any, event_id: Any) -> AuditEvent:
+    """Put back what one earlier label change replaced, as a new (undoable) edit, when nothing
+    since has changed the same part of the labels."""
+    try:
+        pk = int(event_id)
+    except (TypeError, ValueError):
+        raise InvalidData(f"event: must be a change's number, got {event_id!r}") from None
+    event = AuditEvent.objects.filter(trajectory=trajectory, pk=pk).first()
+    part = label_change_part(event) if event else None
+    if part is None:
+        raise InvalidData(f"event: {pk} is not a label change of this trajectory")
+
+    def change(locked: Trajectory) -> AuditEvent:
+        if snapshot(locked, part) != event.after[part]:
+            raise InvalidData(
+                f"revert: the {part_name(part)} changed again since; "
+                "revert the later changes first, or edit them by hand"
+            )
+        restore(locked, part, event.before[part])
+        return event
+
+    return edit(
+        trajectory,
+        actor,
+        expected_version,
+        events.LABELS_REVERTED,
+        part,
+        change,
+        object_type="AuditEvent",
+    )
+
+
 def forget_undo(trajectory: Trajectory) -> None:
     """Empty the undo and redo stacks: after a change of the steps themselves (a recorded step
     undone), an older label edit could put labels back on a step that is not the same any more."""

@@ -55,6 +55,7 @@ ANCHOR_LINK_DELETED = "anchor_link.deleted"
 NOTE_ADDED = "trajectory.note_added"
 LABELS_UNDONE = "labels.undone"
 LABELS_REDONE = "labels.redone"
+LABELS_REVERTED = "labels.reverted"  # one earlier change put back, not the last
 
 # review and assignment
 TRAJECTORY_SUBMITTED = "trajectory.submitted"

@@ -181,20 +181,36 @@ def do_move_boundary(
     *,
     start: Any = None,
     end: Any = None,
+    shared: bool = False,
 ) -> Subgoal:
     """Move a subgoal's start and/or end; a neighbour it runs into gives way, but never
-    becomes empty (merge instead)."""
+    becomes empty (merge instead). With ``shared``, an edge the subgoal shares with an
+    adjacent neighbour is their common boundary: shrinking moves the neighbour's edge along
+    instead of leaving a gap."""
 
     def change(locked: Trajectory) -> Subgoal:
         n = locked.step_count
         subgoals = _ordered_subgoals(locked)
         moved = _subgoal(locked, subgoal_id)
         position = next(i for i, g in enumerate(subgoals) if g.pk == moved.pk)
+        moved = subgoals[position]  # the one whose new range the overlap check sees
         new_start = moved.start if start is None else check_step_index(start, n, "start")
         new_end = moved.end if end is None else check_step_index(end, n, "end")
         if new_start > new_end:
             raise fail("start", f"start {new_start} is after end {new_end}")
         touched = [moved]
+        if shared and position > 0 and subgoals[position - 1].end == moved.start - 1:
+            if new_start > moved.start:
+                subgoals[position - 1].end = new_start - 1
+                touched.append(subgoals[position - 1])
+        if (
+            shared
+            and position + 1 < len(subgoals)
+            and subgoals[position + 1].start == moved.end + 1
+        ):
+            if new_end < moved.end:
+                subgoals[position + 1].start = new_end + 1
+                touched.append(subgoals[position + 1])
         if position > 0 and subgoals[position - 1].end >= new_start:
             before = subgoals[position - 1]
             if before.start >= new_start:

@@ -83,9 +83,21 @@ def test_a_stale_save_is_refused_and_the_newer_version_shown(blank, alice, bob):
     assert response.status_code == 409
     html = response.content.decode()
     assert "alice changed this trajectory at" in html and "(version 2)" in html
-    assert "Your change was not saved: memory = &#x27;mine&#x27;" in html
+    assert "Your change was not saved: step 1: memory “mine”" in html
     assert 'id="ws-main" class="ws-main" data-step="1" hx-swap-oob="true"' in html
     assert 'data-version="2"' in html
+
+
+def test_a_stale_subgoal_edit_names_the_subgoal_by_its_place_and_steps(labelled, alice, bob):
+    second = labelled.subgoals.order_by("start")[1]
+    edit(client_of(alice), labelled, "step", version=1, step=0, summary="theirs")
+    response = edit(
+        client_of(bob), labelled, "subgoal", version=1, step=2, subgoal=second.pk, text="Pay"
+    )
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "Your change was not saved: subgoal 2 (steps 1–2): intent “Pay”" in html
+    assert f"&#x27;{second.pk}&#x27;" not in html and "subgoal =" not in html
 
 
 def test_invalid_input_is_a_message(blank, bob):

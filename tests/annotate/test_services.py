@@ -87,6 +87,43 @@ def test_move_boundary_makes_the_neighbour_give_way(blank, bob):
         label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, start=3)
 
 
+def test_a_shared_boundary_moves_both_subgoals_and_leaves_no_gap(blank, bob):
+    split_in_three(blank, bob)  # 0–1, 2–3, 4–5
+    first, middle, last = blank.subgoals.order_by("start")
+    label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, end=2, shared=True)
+    assert ranges(blank) == [(0, 1), (2, 2), (3, 5)]
+    label_edits.do_move_boundary(blank, bob, blank.version, first.pk, end=0, shared=True)
+    assert ranges(blank) == [(0, 0), (1, 2), (3, 5)]
+    label_edits.do_move_boundary(blank, bob, blank.version, last.pk, start=4, shared=True)
+    assert ranges(blank) == [(0, 0), (1, 3), (4, 5)]
+    # One edit: one undo puts both edges back.
+    edits.do_undo(blank, bob, blank.version)
+    assert ranges(blank) == [(0, 0), (1, 2), (3, 5)]
+
+
+def test_one_earlier_change_is_reverted_when_nothing_changed_it_since(blank, bob):
+    split_in_three(blank, bob)  # 0–1, 2–3, 4–5
+    label_edits.do_update_step(blank, bob, blank.version, 1, {"memory": "price 12.50"})
+    first_split = AuditEvent.objects.filter(trajectory=blank, kind="subgoal.split").earliest("id")
+    memory_edit = AuditEvent.objects.filter(trajectory=blank, kind="step.updated").get()
+
+    # The subgoals were split again after the first split: that one cannot be put back alone.
+    with pytest.raises(InvalidData, match=r"^revert: the subgoals changed again since; "):
+        edits.do_revert(blank, bob, blank.version, first_split.pk)
+    # The memory text was not touched since: it goes back, and the subgoals stay.
+    edits.do_revert(blank, bob, blank.version, memory_edit.pk)
+    assert blank.steps.get(index=1).memory == ""
+    assert ranges(blank) == [(0, 1), (2, 3), (4, 5)]
+    reverted = AuditEvent.objects.filter(trajectory=blank).latest("id")
+    assert (reverted.kind, reverted.object_id) == ("labels.reverted", str(memory_edit.pk))
+    # A revert is an edit like any other: undo brings the text back.
+    edits.do_undo(blank, bob, blank.version)
+    assert blank.steps.get(index=1).memory == "price 12.50"
+    assignment = AuditEvent.objects.filter(trajectory=blank, kind="assignment.added").get()
+    with pytest.raises(InvalidData, match=rf"^event: {assignment.pk} is not a label change"):
+        edits.do_revert(blank, bob, blank.version, assignment.pk)
+
+
 def test_subgoal_fields_are_checked(blank, bob):
     label_edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()

@@ -63,6 +63,10 @@
   document.body.addEventListener("htmx:afterSettle", () => {
     afterRender();
   });
+  // The zoom, full view and hidden after screen carry over to a swapped-in stage at once,
+  // not a settle delay later (no flash of the fitted, unhidden screens).
+  document.body.addEventListener("htmx:afterSwap", () => applyView());
+  document.body.addEventListener("htmx:oobAfterSwap", () => applyView());
 
   function flush() {
     // Leaving a field fires its change event: the save is queued before anything else.
@@ -85,7 +89,9 @@
     const frame = document.getElementById("frame-" + index);
     if (frame) {
       frame.classList.add("selected");
-      frame.scrollIntoView({ block: "nearest", inline: "center" });
+      // Scroll the filmstrip only, never the page (it sits under the panels).
+      const film = frame.parentElement;
+      film.scrollLeft = frame.offsetLeft - film.offsetLeft - (film.clientWidth - frame.offsetWidth) / 2;
     }
     $$("#ws-track .cell.current").forEach((c) => c.classList.remove("current"));
     const cell = $(`#ws-track .cell[data-step="${index}"]`);
@@ -95,8 +101,10 @@
     history.replaceState(null, "", url);
   }
   function afterRender() {
+    if (linkFrom && !$("#ws-graph .node.from")) cancelLink(); // the graph was redrawn
     markSelected(current());
     showEvidence();
+    applyView();
     $("#ws-show-xml") && ($("#ws-show-xml").onchange = (e) =>
       $("#ws-xml").classList.toggle("hidden-els", !e.target.checked));
   }
@@ -117,34 +125,116 @@
   });
 
   // ------------------------------------------------------------------ keyboard
+  // Every key press acts, in order, however fast: while a request is in flight (or key presses
+  // are already waiting) a key press waits its turn, and runs against the page the previous
+  // one produced. Consecutive step moves are added up into one navigation.
+  let inFlight = 0;
+  const pending = [];
+  document.body.addEventListener("htmx:beforeRequest", (evt) => {
+    inFlight += 1;
+    // The request's own end (load, error, abort or timeout), also when the element that sent
+    // it has been swapped out meanwhile. A swapped-in button works once htmx has settled it
+    // (a timer of the settle delay, set before this one): only then may a waiting key act.
+    evt.detail.xhr.addEventListener("loadend", () => setTimeout(() => {
+      inFlight = Math.max(0, inFlight - 1);
+      pump();
+    }, htmx.config.defaultSettleDelay));
+  });
+  function pump() {
+    while (pending.length && inFlight === 0) {
+      const k = pending.shift();
+      const step = stepMove(k);
+      if (step) {
+        let by = step;
+        while (pending.length && stepMove(pending[0])) by += stepMove(pending.shift());
+        select(Math.min(Math.max(current() + by, 0), stepCount - 1));
+      } else {
+        handleKey(k, true);
+      }
+    }
+  }
+  const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
+    "4", "c", "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
+  function stepMove(k) {
+    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
+    return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
+  }
+  function typeInto(el, k) {
+    // A key press that waited while a field was being focused lands in that field.
+    if (k.key === "Enter" && el.tagName === "INPUT") {
+      if (el.form) el.form.requestSubmit();
+    } else if (k.key === "Backspace" && "selectionStart" in el) {
+      const at = el.selectionStart;
+      if (at > 0) el.setRangeText("", at - 1, at, "end");
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    } else if (k.key.length === 1 && "setRangeText" in el) {
+      el.setRangeText(k.key, el.selectionStart, el.selectionEnd, "end");
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+  }
   document.addEventListener("keydown", (evt) => {
-    const key = evt.key;
-    const mod = evt.ctrlKey || evt.metaKey;
-    if (mod && key.toLowerCase() === "s") {
+    const k = { key: evt.key, ctrlKey: evt.ctrlKey, metaKey: evt.metaKey, altKey: evt.altKey,
+      shiftKey: evt.shiftKey };
+    const waits = pending.length > 0 ||
+      (inFlight > 0 && !typing(evt.target) && (COMMAND_KEYS.has(evt.key) ||
+        ((evt.ctrlKey || evt.metaKey) && evt.key.toLowerCase() === "z")));
+    if (waits && !["Shift", "Control", "Alt", "Meta"].includes(evt.key)) {
       evt.preventDefault();
-      flush();
+      pending.push(k);
       return;
+    }
+    if (handleKey(k, false)) evt.preventDefault();
+  });
+  // Acts on one key press; true when the browser's own handling must not happen.
+  function handleKey(k, replayed) {
+    const key = k.key;
+    const mod = k.ctrlKey || k.metaKey;
+    const active = document.activeElement;
+    if (mod && key.toLowerCase() === "s") {
+      flush();
+      return true;
     }
     if (key === "Escape") {
-      if (picking) return cancelPick();
-      if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return; }
-      if (typing(document.activeElement)) document.activeElement.blur();
-      return;
+      if (picking) { cancelPick(); return false; }
+      if (linkFrom) { cancelLink(); return false; }
+      if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
+      if (view.full) { setFull(false); return false; }
+      if (!$("#ws-goto").hidden) { closeGoto(); return false; }
+      if (typing(active)) active.blur();
+      return false;
     }
-    if (typing(evt.target)) return; // text fields keep their keys (and their own undo)
+    if (typing(active)) {
+      // Text fields keep their keys (and their own undo).
+      if (replayed && !mod) typeInto(active, k);
+      return false;
+    }
     if (mod && key.toLowerCase() === "z") {
-      evt.preventDefault();
-      const button = evt.shiftKey ? $("#ws-redo") : $("#ws-undo");
+      const button = k.shiftKey ? $("#ws-redo") : $("#ws-undo");
       if (button && !button.disabled) button.click();
-      return;
+      return true;
     }
-    if (mod || evt.altKey) return;
+    if (mod || k.altKey) return false;
+    if (k.shiftKey && key.startsWith("Arrow")) {
+      const box = shotBox();
+      if (!box) return false;
+      const by = { ArrowLeft: [1, 0], ArrowRight: [-1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] }[key];
+      panBy(by[0] * box.width * 0.15, by[1] * box.height * 0.15);
+      return true;
+    }
+    if (linkTo && ["1", "2", "3", "4"].includes(key)) {
+      makeLink(RELATIONS[Number(key) - 1]);
+      return true;
+    }
+    if (linkTo && key === "c" && $("#ln-critical")) {
+      $("#ln-critical").checked = !$("#ln-critical").checked;
+      return true;
+    }
     const click = (sel) => { const el = $(sel); if (el && !el.disabled) el.click(); };
     switch (key) {
-      case "j": case "ArrowRight": evt.preventDefault(); select(current() + 1); break;
-      case "k": case "ArrowLeft": evt.preventDefault(); select(current() - 1); break;
-      case "s": click("#ws-split"); break;
-      case "m": click("#ws-merge"); break;
+      case "j": case "ArrowRight": select(current() + 1); return true;
+      case "k": case "ArrowLeft": select(current() - 1); return true;
+      case "s": click("#ws-split"); return false;
+      case "m": click("#ws-merge"); return false;
       case "1": case "2": case "3": {
         const radios = $$("#ws-subgoal-form input[name=success]");
         const radio = radios[Number(key) - 1];
@@ -152,30 +242,163 @@
           radio.checked = true;
           radio.dispatchEvent(new Event("change", { bubbles: true }));
         }
-        break;
+        return false;
       }
-      case "t": evt.preventDefault(); $("#sg-text") && $("#sg-text").focus(); break;
+      case "t": $("#sg-text") && $("#sg-text").focus(); return true;
       case "a":
-        evt.preventDefault();
         $("#ws-anchor-new").open = true;
         $("#an-content").focus();
-        break;
+        return true;
       case "r":
-        evt.preventDefault();
         $("#ws-memory-new").open = true;
         $("#mt-key").focus();
-        break;
+        return true;
       case "p": {
-        const target = $("#ws-anchor-new").contains(document.activeElement) ? "#an-evidence" : "#mt-evidence";
+        const target = $("#ws-anchor-new").contains(active) ? "#an-evidence" : "#mt-evidence";
         startPick($(`[data-pick="${target}"]`));
-        break;
+        return false;
       }
-      case "?": $("#ws-help").hidden = !$("#ws-help").hidden; break;
+      case "?": $("#ws-help").hidden = !$("#ws-help").hidden; return false;
+      case "+": case "=": zoomAt(1.5); return true;
+      case "-": zoomAt(1 / 1.5); return true;
+      case "0": fit(); return true;
+      case "f": setFull(!view.full); return true;
+      case "g":
+        $("#ws-goto").hidden = false;
+        $("#ws-goto-step").value = "";
+        $("#ws-goto-step").focus();
+        return true;
+      case "n": click("#ws-next"); return true;
     }
-  });
+    return false;
+  }
   ws.addEventListener("click", (evt) => {
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;
+  });
+
+  // ------------------------------------------------------------------ go to step N
+  function closeGoto() {
+    const form = $("#ws-goto");
+    form.hidden = true;
+    form.classList.remove("bad");
+    $("#ws-goto-hint").textContent = `0–${stepCount - 1} · Enter goes · Esc cancels`;
+    if (document.activeElement === $("#ws-goto-step")) document.activeElement.blur();
+  }
+  ws.addEventListener("submit", (evt) => {
+    if (evt.target.id !== "ws-goto") return;
+    evt.preventDefault();
+    const raw = $("#ws-goto-step").value.trim();
+    const index = Number(raw);
+    if (raw === "" || !Number.isInteger(index) || index < 0 || index >= stepCount) {
+      evt.target.classList.add("bad");
+      $("#ws-goto-hint").textContent = `no step “${raw}”: this trajectory has steps 0–${stepCount - 1}`;
+      return;
+    }
+    closeGoto();
+    select(index);
+  });
+
+  // ------------------------------------------------------------------ zoom, pan, full view
+  // One view for the before and after screens (so they stay comparable), kept across steps.
+  const view = { z: 1, x: 0, y: 0, full: false, after: localStorage.getItem("ws-after") !== "off" };
+  const shotBox = () => { const el = $("#ws-shot"); return el ? el.getBoundingClientRect() : null; };
+  // The screens take the window's height below where they start (under the track, the
+  // stage's head and any review comment on the step), so all of them is above the fold.
+  function fitHeight() {
+    const stage = $("#ws-main .stage");
+    const screens = $("#ws-main .screens");
+    if (!stage || !screens || view.full) return;
+    stage.style.removeProperty("--shot-h");
+    // Where the screens start on the page, not where the sticky stage has moved them to.
+    const top = $("#ws-main").getBoundingClientRect().top + window.scrollY +
+      screens.getBoundingClientRect().top - stage.getBoundingClientRect().top;
+    stage.style.setProperty("--shot-h", Math.max(320, window.innerHeight - top - 30) + "px");
+  }
+  window.addEventListener("resize", () => { fitHeight(); applyView(); });
+  function applyView() {
+    fitHeight();
+    const box = shotBox();
+    if (box) {
+      view.x = Math.min(0, Math.max(box.width * (1 - view.z), view.x));
+      view.y = Math.min(0, Math.max(box.height * (1 - view.z), view.y));
+    }
+    $$(".stage .shot .zoom").forEach((el) => {
+      el.style.transform = view.z === 1 ? "" : `translate(${view.x}px, ${view.y}px) scale(${view.z})`;
+    });
+    const stage = $("#ws-main .stage");
+    if (stage) {
+      stage.classList.toggle("zoomed", view.z > 1);
+      stage.classList.toggle("full", view.full);
+      stage.classList.toggle("no-after", !view.after);
+    }
+    const level = $("#ws-zoom-level");
+    if (level) level.textContent = Math.round(view.z * 100) + "%";
+    const after = $("#ws-show-after");
+    if (after) after.checked = view.after;
+  }
+  // Zoom by ``factor`` keeping the point (x, y) of the screen box (default: its centre) still.
+  function zoomAt(factor, x, y) {
+    const box = shotBox();
+    if (!box) return;
+    if (x === undefined) { x = box.width / 2; y = box.height / 2; }
+    const z = Math.min(Math.max(view.z * factor, 1), 8);
+    view.x = x - ((x - view.x) * z) / view.z;
+    view.y = y - ((y - view.y) * z) / view.z;
+    view.z = z;
+    applyView();
+  }
+  function panBy(dx, dy) { view.x += dx; view.y += dy; applyView(); }
+  function fit() { view.z = 1; view.x = 0; view.y = 0; applyView(); }
+  function setFull(on) {
+    view.full = on;
+    applyView();
+  }
+  const pointIn = (shot, evt) => {
+    const box = shot.getBoundingClientRect();
+    return [evt.clientX - box.left, evt.clientY - box.top];
+  };
+  ws.addEventListener("wheel", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot) return;
+    evt.preventDefault();
+    zoomAt(Math.exp(-evt.deltaY * 0.002), ...pointIn(shot, evt));
+  }, { passive: false });
+  ws.addEventListener("dblclick", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot || picking) return;
+    evt.preventDefault();
+    if (view.z > 1) fit();
+    else zoomAt(2.5, ...pointIn(shot, evt));
+  });
+  let pan = null;
+  ws.addEventListener("mousedown", (evt) => {
+    const shot = evt.target.closest(".stage .shot");
+    if (!shot || picking || view.z === 1 || evt.button !== 0) return;
+    evt.preventDefault();
+    pan = { x: evt.clientX, y: evt.clientY };
+    $("#ws-main .stage").classList.add("panning");
+  });
+  document.addEventListener("mousemove", (evt) => {
+    if (!pan) return;
+    panBy(evt.clientX - pan.x, evt.clientY - pan.y);
+    pan = { x: evt.clientX, y: evt.clientY };
+  });
+  document.addEventListener("mouseup", () => {
+    if (!pan) return;
+    pan = null;
+    const stage = $("#ws-main .stage");
+    if (stage) stage.classList.remove("panning");
+  });
+  ws.addEventListener("click", (evt) => {
+    if (evt.target.closest("#ws-zoom-fit")) fit();
+    else if (evt.target.closest("#ws-full-button")) setFull(!view.full);
+  });
+  ws.addEventListener("change", (evt) => {
+    if (evt.target.id !== "ws-show-after") return;
+    view.after = evt.target.checked;
+    localStorage.setItem("ws-after", view.after ? "on" : "off");
+    applyView();
   });
 
   // ------------------------------------------------------------------ evidence picking
@@ -297,25 +520,54 @@
     htmx.ajax("POST", ws.dataset.edit.replace("OP", "boundary"), {
       target: "#ws-main",
       swap: "outerHTML",
-      values: { subgoal, [edge]: String(to), step: String(current()) },
+      // A dragged edge is the boundary shared with an adjacent neighbour: it moves along.
+      values: { subgoal, [edge]: String(to), shared: "1", step: String(current()) },
     });
   });
 
   // ------------------------------------------------------------------ link drawing
+  // Two clicks on the graph choose source and target; a relation's number key makes the
+  // link (c before it marks it critical). The form below the graph does the same by hand.
   let linkFrom = null;
+  let linkTo = null;
+  const RELATIONS = ["prerequisite", "enables", "result_of", "blocks"];
+  function linkHint(text) {
+    const hint = $("#ws-link-hint");
+    if (!hint) return;
+    if (!hint.dataset.idle) hint.dataset.idle = hint.innerHTML;
+    if (text) hint.textContent = text;
+    else hint.innerHTML = hint.dataset.idle;
+    hint.classList.toggle("linking", Boolean(text));
+  }
+  function cancelLink() {
+    linkFrom = linkTo = null;
+    $$("#ws-graph .node.from, #ws-graph .node.to").forEach((n) => n.classList.remove("from", "to"));
+    linkHint("");
+  }
+  function makeLink(relation) {
+    const critical = $("#ln-critical") && $("#ln-critical").checked;
+    const values = { source: linkFrom, target: linkTo, relation, step: String(current()) };
+    if (critical) values.critical = "on";
+    cancelLink();
+    htmx.ajax("POST", ws.dataset.edit.replace("OP", "link_add"), {
+      target: "#ws-main", swap: "outerHTML", values,
+    });
+  }
   ws.addEventListener("click", (evt) => {
     const node = evt.target.closest("#ws-graph .node");
     if (!node || !$("#ws-link-form")) return;
-    if (!linkFrom) {
+    if (!linkFrom || linkTo) {
+      cancelLink();
       linkFrom = node.dataset.key;
-      $$("#ws-graph .node.from").forEach((n) => n.classList.remove("from"));
       node.classList.add("from");
       $("#ln-source").value = linkFrom;
+      linkHint(`Link from ${linkFrom}: click the anchor it points to · Esc cancels`);
     } else {
-      $("#ln-target").value = node.dataset.key;
-      $$("#ws-graph .node.from").forEach((n) => n.classList.remove("from"));
-      linkFrom = null;
-      $("#ln-relation").focus();
+      linkTo = node.dataset.key;
+      node.classList.add("to");
+      $("#ln-target").value = linkTo;
+      linkHint(`${linkFrom} → ${linkTo}: press 1 prerequisite, 2 enables, 3 result of, 4 blocks` +
+        ` · c critical · Esc cancels`);
     }
   });
   ws.addEventListener("dblclick", (evt) => {

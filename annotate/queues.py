@@ -1,0 +1,50 @@
+"""Whose turn it is: the work waiting for a person, in the order they should take it.
+
+One definition for the review page's lists and the workspace's "next item".
+"""
+
+from __future__ import annotations
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from trajectories.access import projects_of, trajectories_of
+from trajectories.edits import EDITABLE
+from trajectories.models import Role, Status, Trajectory
+
+from .models import ReviewComment
+
+
+def review_queue_of(user) -> QuerySet[Trajectory]:
+    """Trajectories in review in the projects where ``user`` reviews, oldest first."""
+    reviewing = projects_of(user)
+    if not user.is_superuser:
+        reviewing = reviewing.filter(
+            Q(memberships__user=user, memberships__role__in=(Role.REVIEWER, Role.ADMIN))
+        )
+    return (
+        Trajectory.objects.filter(project__in=reviewing, status=Status.IN_REVIEW)
+        .select_related("project", "task")
+        .order_by("updated_at", "id")
+    )
+
+
+def work_of(user) -> QuerySet[Trajectory]:
+    """Trajectories assigned to ``user``: those sent back with open comments first."""
+    open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
+    return (
+        trajectories_of(user)
+        .filter(assignments__annotator=user)
+        .select_related("project", "task")
+        .annotate(returned=Exists(open_comments))
+        .order_by("-returned", "status", "-updated_at", "id")
+    )
+
+
+def next_item(user, current: Trajectory, reviewing: bool) -> Trajectory | None:
+    """What ``user`` takes up after ``current``: the next trajectory to review (for a
+    reviewer who has just decided) or to annotate (for an annotator who has submitted)."""
+    if reviewing:
+        waiting = review_queue_of(user)
+    else:
+        waiting = work_of(user).filter(status__in=EDITABLE)
+    return waiting.exclude(pk=current.pk).first()
