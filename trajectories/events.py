@@ -67,6 +67,10 @@ REVIEW_DECIDED = {
     "reject": REVIEW_REJECTED,
     "send_back": REVIEW_SENT_BACK,
 }
+PROPOSAL_REQUESTED = "proposal.requested"
+PROPOSAL_FAILED = "proposal.failed"
+PROPOSAL_ACCEPTED = "proposal.accepted"  # a label edit: proposed items become labels
+PROPOSAL_REJECTED = "proposal.rejected"
 ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
 
