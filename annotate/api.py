@@ -17,10 +17,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories import edits, label_edits
-from trajectories.api import WaypointAPIView, check_serializer
+from trajectories.api import WaypointAPIView, check_serializer, job_response
 from trajectories.labels import all_labels
 from trajectories.models import AuditEvent, Trajectory
-from trajectories.serializers import ErrorSerializer
+from trajectories.serializers import ErrorSerializer, JobSerializer
 from trajectories.validation import InvalidData
 
 from . import services as s
@@ -40,6 +40,7 @@ from .serializers import (
     LinkRequestSerializer,
     MemoryTargetPatchSerializer,
     MemoryTargetRequestSerializer,
+    ProposeRequestSerializer,
     ReviewCommentRequestSerializer,
     ReviewRequestSerializer,
     SplitRequestSerializer,
@@ -237,6 +238,7 @@ class MemoryTargetListView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetRequestSerializer,
+            ProposeRequestSerializer,
             lambda t, v, d: label_edits.do_add_memory_target(t, request.user, v, **d),
         )
 
@@ -577,3 +579,42 @@ class AgreementView(LabelsAPIView):
                 ],
             }
         )
+
+
+@extend_schema(tags=["proposals"])
+class ProposeView(LabelsAPIView):
+    """Ask a proposer for proposed labels: one trajectory (its editors), or a project's
+    selection or all its trajectories (admins). A job does it; poll the job's URL."""
+
+    @extend_schema(
+        summary="Ask for proposals on one trajectory",
+        request=ProposeRequestSerializer,
+        responses={202: JobSerializer, **errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, trajectory_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
+        data = check_serializer(ProposeRequestSerializer(data=request.data))
+        job = s.do_start_proposals(
+            trajectory.project,
+            request.user,
+            {"trajectories": [str(trajectory.uid)]},
+            data["proposer"],
+        )
+        return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["proposals"])
+class ProjectProposeView(LabelsAPIView):
+    @extend_schema(
+        summary="Ask for proposals on a project's trajectories",
+        description="``filters`` are the trajectory list's (``trajectories``: ids for a "
+        "selection); none means every trajectory. Trajectories already proposed by the same "
+        "prompt are skipped.",
+        request=ProposeRequestSerializer,
+        responses={202: JobSerializer, **errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_assignments(request.user, project_id)
+        data = check_serializer(ProposeRequestSerializer(data=request.data))
+        job = s.do_start_proposals(project, request.user, data["filters"], data["proposer"])
+        return job_response(job, request, status.HTTP_202_ACCEPTED)

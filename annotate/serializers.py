@@ -10,6 +10,8 @@ from rest_framework import serializers
 
 from trajectories.models import AnchorType, Relation, SubgoalSuccess
 
+from .proposers import DEFAULT_PROPOSER, PROPOSERS
+
 TYPE_HELP = "The anchor type: " + ", ".join(AnchorType.values) + "."
 
 
@@ -249,3 +251,8 @@ class AssignRequestSerializer(serializers.Serializer):
         help_text="Share the trajectories out evenly; false: every annotator gets every one "
         "(per_trajectory 1 only).",
     )
+
+
+class ProposeRequestSerializer(serializers.Serializer):
+    proposer = serializers.ChoiceField(choices=sorted(PROPOSERS), default=DEFAULT_PROPOSER)
+    filters = serializers.DictField(required=False, default=dict)

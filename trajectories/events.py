@@ -17,6 +17,7 @@ TRAJECTORY_COPIED = "trajectory.copied"
 # jobs
 JOB_IMPORT_QUEUED = "job.import_queued"
 JOB_EXPORT_QUEUED = "job.export_queued"
+JOB_PROPOSALS_QUEUED = "job.proposals_queued"
 JOB_REQUEUED = "job.requeued"
 JOB_RETRIED = "job.retried"
 JOB_SUCCEEDED = "job.succeeded"

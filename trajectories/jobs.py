@@ -22,6 +22,7 @@ import tarfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import Any
@@ -56,6 +57,15 @@ PROGRESS_INTERVAL_S = 0.5
 
 RUN_JOB_TASK = "trajectories.run_job"  # the name of trajectories.tasks.run_job_task
 
+# Kinds of job run by an app above this one (``annotate`` registers "propose" when it is
+# ready), so the job machinery serves them without depending on them.
+Runner = Callable[[Job, Callable[[int, int], None]], dict[str, Any]]
+RUNNERS: dict[str, Runner] = {}
+
+
+def register_runner(kind: str, runner: Runner) -> None:
+    RUNNERS[kind] = runner
+
 
 def _send(job_id: int) -> None:
     """Queue the job for a worker, by the task's name (tasks.py imports this module)."""
@@ -65,7 +75,7 @@ def _send(job_id: int) -> None:
         current_app.send_task(RUN_JOB_TASK, args=(job_id,))
 
 
-def _enqueue(job: Job) -> None:
+def enqueue_job(job: Job) -> None:
     transaction.on_commit(lambda: _send(job.pk))
 
 
@@ -151,7 +161,7 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
             obj=job,
             after={"format": fmt, "file": name, "as_copies": as_copies},
         )
-        _enqueue(job)
+        enqueue_job(job)
     return job
 
 
@@ -188,7 +198,7 @@ def do_start_export(
             obj=job,
             after={"format": fmt, **params},
         )
-        _enqueue(job)
+        enqueue_job(job)
     return job
 
 
@@ -283,7 +293,9 @@ def run_job(job_id: int) -> None:
     tmp.mkdir(parents=True)
     try:
         with _Heartbeat(job):
-            if job.kind == JobKind.IMPORT:
+            if job.kind in RUNNERS:
+                counts = RUNNERS[job.kind](job, progress)
+            elif job.kind == JobKind.IMPORT:
                 counts = _run_import(job, tmp, progress)
             else:
                 counts = _run_export(job, tmp, progress)
@@ -391,7 +403,7 @@ def do_retry_job(job: Job, actor) -> Job:
         )
         if retried:
             record_event(events.JOB_RETRIED, actor=actor, project=job.project, obj=job, after={})
-            _enqueue(job)
+            enqueue_job(job)
     job.refresh_from_db()
     return job
 

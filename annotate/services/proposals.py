@@ -9,15 +9,28 @@ where they came from (a subgoal's ``origin``, evidence ``source``).
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from trajectories import events
-from trajectories.models import Trajectory
+from trajectories.edits import edit
+from trajectories.jobs import enqueue_job
+from trajectories.label_edits import check_evidence, next_anchor_key, text_field
+from trajectories.labels import anchor_row, memory_target_row, subgoal_row
+from trajectories.models import Anchor, Job, JobKind, Project, Subgoal, Trajectory
+from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import record_event
-from trajectories.validation import InvalidData
+from trajectories.validation import (
+    InvalidData,
+    check_anchor_type,
+    check_memory_target,
+    check_step_index,
+    check_success,
+)
 
 from ..models import Proposal, ProposalStatus
 from ..proposers import DEFAULT_PROPOSER, check_payload, episode_of_trajectory, get_proposer
@@ -90,6 +103,65 @@ def run_proposal(proposal: Proposal) -> Proposal:
     return proposal
 
 
+# ---------------------------------------------------------------- jobs
+
+
+def do_start_proposals(
+    project: Project,
+    actor,
+    filters: dict[str, Any] | None = None,
+    proposer: str = DEFAULT_PROPOSER,
+) -> Job:
+    """Queue a job asking ``proposer`` for proposals on the project's trajectories that match
+    ``filters`` (the trajectory list's: ``{"trajectories": [uid, ...]}`` for a selection,
+    none for all)."""
+    get_proposer(proposer)
+    filters = check_trajectory_filters(filters)
+    ids = list(trajectory_list(None, project, filters).values_list("pk", flat=True))
+    if not ids:
+        raise InvalidData("trajectories: no trajectory of this project matches the selection")
+    with transaction.atomic():
+        job = Job.objects.create(
+            project=project,
+            kind=JobKind.PROPOSE,
+            format=proposer,
+            created_by=actor,
+            params={"filters": filters, "trajectories": ids},
+            total=len(ids),
+        )
+        record_event(
+            events.JOB_PROPOSALS_QUEUED,
+            actor=actor,
+            project=project,
+            obj=job,
+            after={"proposer": proposer, "trajectories": len(ids), "filters": filters},
+        )
+        enqueue_job(job)
+    return job
+
+
+def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any]:
+    """Each trajectory's proposal in turn, each committed on its own: a job run again (its
+    worker lost) skips the proposals already made."""
+    ids = job.params.get("trajectories", [])
+    counts: Counter[str] = Counter()
+    for done, pk in enumerate(ids, 1):
+        trajectory = Trajectory.objects.filter(pk=pk, project=job.project).first()
+        if trajectory is None:
+            counts["gone"] += 1
+        elif not trajectory.step_count:
+            counts["without steps"] += 1
+        else:
+            proposal, to_run = do_request_proposal(trajectory, job.created_by, job.format)
+            if to_run:
+                run_proposal(proposal)
+                counts["failed" if proposal.status == ProposalStatus.FAILED else "proposed"] += 1
+            else:
+                counts["already proposed"] += 1
+        progress(done, len(ids))
+    return dict(counts)
+
+
 def pending_items(proposal: Proposal) -> dict[str, list[int]]:
     """Indices of the proposed items not decided yet, by part."""
     return {
@@ -117,3 +189,161 @@ def _touch_decided(proposal: Proposal) -> None:
     else:
         proposal.status = ProposalStatus.ACCEPTED
     proposal.decided_at = timezone.now()
+
+
+# ---------------------------------------------------------------- accepting and rejecting
+
+EDITABLE_FIELDS = {
+    "subgoals": ("text", "effect", "behaviour", "success"),
+    "memory_targets": ("key", "value"),
+    "anchors": ("content", "description"),
+}
+
+
+def check_items(proposal: Proposal, items: Any) -> list[tuple[str, int]]:
+    """``"all"`` (every pending item) or part:index names like ``"subgoals:2"``, still pending."""
+    pending = pending_items(proposal)
+    checked = []
+    if items == "all":
+        checked = [(part, i) for part in PARTS for i in pending[part]]
+        items = []
+    elif isinstance(items, str):
+        items = [items]
+    for item in items if isinstance(items, list | tuple) else [items]:
+        part, _, index = str(item).partition(":")
+        if part not in PARTS or not index.isdigit():
+            raise InvalidData(f"items: {item!r} is not a proposed item (e.g. subgoals:0)")
+        if int(index) >= len(proposal.payload.get(part, [])):
+            raise InvalidData(f"items: proposal {proposal.pk} has no {part} item {index}")
+        if int(index) not in pending[part]:
+            raise InvalidData(f"items: {item} was already decided")
+        checked.append((part, int(index)))
+    if not checked:
+        raise InvalidData("items: nothing left to decide in this proposal")
+    return checked
+
+
+def _check_decidable(proposal: Proposal) -> None:
+    if proposal.status == ProposalStatus.FAILED:
+        raise InvalidData(
+            f"proposal {proposal.pk} failed ({proposal.error}): there is nothing to accept"
+        )
+
+
+def do_accept(
+    proposal: Proposal,
+    actor,
+    expected_version: Any,
+    items: Any = "all",
+    edited: dict[str, Any] | None = None,
+) -> Proposal:
+    """Make proposed items labels, one label edit per part (``proposal.accepted``, undoable).
+
+    ``edited`` (for a single item) changes its fields as it is accepted: the decision is then
+    ``edited``. A proposed subgoal that overlaps an accepted one is refused, naming both.
+    """
+    _check_decidable(proposal)
+    trajectory = proposal.trajectory
+    chosen = check_items(proposal, items)
+    edited = {k: v for k, v in (edited or {}).items() if v is not None}
+    if edited and len(chosen) != 1:
+        raise InvalidData("edited: only one item at a time can be accepted with changes")
+    by_part: dict[str, list[dict[str, Any]]] = {}
+    for part, index in chosen:
+        item = dict(proposal.payload[part][index])
+        if edited:
+            allowed = EDITABLE_FIELDS[part]
+            for name in edited:
+                if name not in allowed:
+                    raise InvalidData(f"{name}: is not one of {', '.join(allowed)}")
+                text_field(edited[name], name, required=name in ("key", "content"))
+            item.update(edited)
+        by_part.setdefault(part, []).append(item)
+    version = expected_version
+    with transaction.atomic():
+        for part in PARTS:
+            if part in by_part:
+                edit(
+                    trajectory,
+                    actor,
+                    version,
+                    events.PROPOSAL_ACCEPTED,
+                    part,
+                    lambda locked, part=part: _add(locked, proposal, part, by_part[part]),
+                    object_type="Proposal",
+                )
+                version = trajectory.version
+        decision = "edited" if edited else "accepted"
+        _decide(proposal, actor, chosen, decision)
+    return proposal
+
+
+def _add(locked: Trajectory, proposal: Proposal, part: str, items: list[dict[str, Any]]):
+    origin = proposal.origin
+    n = locked.step_count
+    if part == "subgoals":
+        accepted = list(Subgoal.objects.filter(trajectory=locked).order_by("start"))
+        for g in items:
+            check_step_index(g["start"], n, "start")
+            check_step_index(g["end"], n, "end")
+            for other in accepted:
+                if g["start"] <= other.end and other.start <= g["end"]:
+                    raise InvalidData(
+                        f"the proposed subgoal {g['start']}–{g['end']} overlaps the accepted "
+                        f"subgoal {other.start}–{other.end}: move or delete that one first"
+                    )
+            g["success"] = check_success(g.get("success", ""), "success")
+            row = subgoal_row(locked, {**g, "origin": origin})
+            row.save(force_insert=True)
+            accepted.append(row)
+    elif part == "memory_targets":
+        for m in items:
+            retrieve = check_memory_target(m["encode_step"], m["retrieve_steps"], n, "")
+            evidence = check_evidence({**(m.get("evidence") or {}), "source": origin})
+            memory_target_row(locked, {**m, "retrieve_steps": retrieve, "evidence": evidence}).save(
+                force_insert=True
+            )
+    else:
+        keys = list(Anchor.objects.filter(trajectory=locked).values_list("key", flat=True))
+        for a in items:
+            check_step_index(a["step"], n, "step")
+            check_anchor_type(a["type"], "type")
+            key = next_anchor_key(keys)
+            keys.append(key)
+            evidence = check_evidence({**(a.get("evidence") or {}), "source": origin})
+            anchor_row(locked, {**a, "evidence": evidence}, key).save(force_insert=True)
+    return proposal
+
+
+def do_reject(proposal: Proposal, actor, items: Any = "all") -> Proposal:
+    """Set proposed items aside; nothing is written to the labels."""
+    _check_decidable(proposal)
+    chosen = check_items(proposal, items)
+    with transaction.atomic():
+        _decide(proposal, actor, chosen, "rejected")
+    return proposal
+
+
+def _decide(proposal: Proposal, actor, chosen: list[tuple[str, int]], decision: str) -> None:
+    locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    for part, index in chosen:
+        if str(index) in locked.decisions.get(part, {}):
+            raise InvalidData(f"items: {part}:{index} was already decided")
+        locked.decisions.setdefault(part, {})[str(index)] = decision
+    proposal.decisions, proposal.status = locked.decisions, locked.status
+    _touch_decided(proposal)
+    proposal.decided_by = actor
+    Proposal.objects.filter(pk=proposal.pk).update(
+        decisions=proposal.decisions,
+        status=proposal.status,
+        decided_at=proposal.decided_at,
+        decided_by=actor,
+    )
+    if decision == "rejected":
+        record_event(
+            events.PROPOSAL_REJECTED,
+            actor=actor,
+            trajectory=proposal.trajectory,
+            obj=proposal,
+            after={"items": [f"{p}:{i}" for p, i in chosen], "proposer": proposal.proposer},
+        )

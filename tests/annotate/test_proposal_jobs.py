@@ -1,0 +1,91 @@
+"""Asking for proposals on a trajectory, a selection or a project: a job, its API and command."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotate.models import Proposal
+from annotate.services.proposals import do_start_proposals
+from tests.conftest import wait_for_job
+from tests.trajectories.builders import make_record
+from trajectories.jobs import run_job
+from trajectories.models import AuditEvent, Job
+from trajectories.services import do_import_trajectory
+from trajectories.validation import InvalidData
+
+
+@pytest.fixture
+def two(project):
+    return [do_import_trajectory(project, make_record(steps=4, seed=s))[0] for s in (1, 2)]
+
+
+@pytest.mark.django_db
+def test_a_selection_gets_one_proposal_each_and_asking_again_adds_none(
+    project, alice, two, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = do_start_proposals(project, alice, {"trajectories": [str(two[0].uid)]})
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert (job.kind, job.format, job.status, job.counts) == (
+        "propose",
+        "heuristic",
+        "succeeded",
+        {"proposed": 1},
+    )
+    assert (job.done, job.total) == (1, 1)
+    with django_capture_on_commit_callbacks(execute=False):
+        again = do_start_proposals(project, alice)  # the whole project
+    run_job(again.pk)
+    again.refresh_from_db()
+    assert again.counts == {"proposed": 1, "already proposed": 1}
+    assert Proposal.objects.filter(trajectory__in=two).count() == 2
+    kinds = AuditEvent.objects.filter(project=project).values_list("kind", flat=True)
+    assert list(kinds).count("job.proposals_queued") == 2
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_empty_selection_and_an_unknown_proposer(project, alice, two):
+    with pytest.raises(InvalidData, match="no trajectory of this project matches"):
+        do_start_proposals(project, alice, {"status": "approved"})
+    with pytest.raises(InvalidData, match="unknown proposer 'gpt'"):
+        do_start_proposals(project, alice, {}, "gpt")
+
+
+@pytest.mark.django_db
+def test_the_api_asks_for_one_trajectory_or_a_project(client, project, alice, bob, charlie, two):
+    url = f"/api/v1/trajectories/{two[0].pk}/proposals/"
+    client.force_login(charlie)
+    assert client.post(url, {}, content_type="application/json").status_code == 404
+    client.force_login(bob)  # a member, but not assigned nor the recorder
+    assert client.post(url, {}, content_type="application/json").status_code == 403
+    project_url = f"/api/v1/projects/{project.pk}/proposals/"
+    assert client.post(project_url, {}, content_type="application/json").status_code == 403
+    client.force_login(alice)
+    answer = client.post(url, {"proposer": "heuristic"}, content_type="application/json")
+    assert answer.status_code == 202, answer.content
+    assert Job.objects.get(pk=answer.json()["id"]).params["trajectories"] == [two[0].pk]
+    answer = client.post(project_url, {"proposer": "x"}, content_type="application/json")
+    assert answer.status_code == 400 and "proposer" in answer.json()["detail"]
+    answer = client.post(project_url, {}, content_type="application/json")
+    assert answer.status_code == 202 and answer.json()["total"] == 2
+
+
+@pytest.mark.django_db
+def test_the_command_runs_the_job_here_or_names_what_is_wrong(project, two, capsys):
+    call_command("propose", "--project", str(project.pk), "--now")
+    assert "succeeded: 2 proposed" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="no project with id 999"):
+        call_command("propose", "--project", "999")
+    with pytest.raises(CommandError, match="filters.trajectories: 'x' is not a trajectory id"):
+        call_command("propose", "--project", str(project.pk), "--trajectory", "x")
+
+
+@pytest.mark.usefixtures("celery_worker")
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_makes_the_proposals(project, alice, two):
+    job = wait_for_job(do_start_proposals(project, alice).pk)
+    assert job.status == "succeeded", job.message
+    assert job.counts == {"proposed": 2}
+    assert Proposal.objects.filter(trajectory__project=project, status="pending").count() == 2
