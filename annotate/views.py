@@ -27,7 +27,7 @@ from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment, ReviewComment
+from .models import Assignment, Proposal, ReviewComment
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
 from .workspace import labels_context, step_context
 
@@ -114,6 +114,32 @@ def _review(r, t, v, post):
     text = post.get("comment", "").strip()
     comments = [{"step": _int(post, "step", optional=True), "text": text}] if text else []
     return s.do_review(t, r.user, v, post.get("decision"), comments)
+
+
+def _proposal(t: Trajectory, post) -> Proposal:
+    try:
+        return Proposal.objects.get(trajectory=t, pk=int(post.get("proposal", "")))
+    except (Proposal.DoesNotExist, ValueError):
+        given = post.get("proposal")
+        raise InvalidData(f"proposal {given!r} is not a proposal of this trajectory") from None
+
+
+def _items(post) -> str | list[str]:
+    items = post.get("items", "")
+    return "all" if items == "all" else [items]
+
+
+def _proposal_accept(r, t, v, post):
+    proposal = _proposal(t, post)
+    items = _items(post)
+    edited = {}
+    if items != "all":
+        part, _, index = items[0].partition(":")
+        proposed = proposal.payload.get(part, [])
+        item = proposed[int(index)] if index.isdigit() and int(index) < len(proposed) else {}
+        edited = {k: v for k, v in post.items() if k in item and k not in ("proposal", "items")}
+        edited = {k: v for k, v in edited.items() if v != item[k]}
+    return s.do_accept(proposal, r.user, v, items, edited)
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -228,6 +254,17 @@ OPERATIONS: dict[str, Operation] = {
         ),
     ),
     "review": (REVIEW, True, _review),
+    "propose": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_start_proposals(t.project, r.user, {"trajectories": [str(t.uid)]}),
+    ),
+    "proposal_accept": (EDIT, True, _proposal_accept),
+    "proposal_reject": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_reject(_proposal(t, p), r.user, _items(p)),
+    ),
 }
 
 

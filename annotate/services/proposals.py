@@ -117,10 +117,14 @@ def do_start_proposals(
     none for all)."""
     get_proposer(proposer)
     filters = check_trajectory_filters(filters)
-    ids = list(trajectory_list(None, project, filters).values_list("pk", flat=True))
-    if not ids:
+    chosen = list(trajectory_list(None, project, filters))
+    if not chosen:
         raise InvalidData("trajectories: no trajectory of this project matches the selection")
+    ids = [t.pk for t in chosen]
     with transaction.atomic():
+        for trajectory in chosen:  # pending from now on: the workspace shows they were asked
+            if trajectory.step_count:
+                do_request_proposal(trajectory, actor, proposer)
         job = Job.objects.create(
             project=project,
             kind=JobKind.PROPOSE,
@@ -152,8 +156,8 @@ def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str
         elif not trajectory.step_count:
             counts["without steps"] += 1
         else:
-            proposal, to_run = do_request_proposal(trajectory, job.created_by, job.format)
-            if to_run:
+            proposal, _ = do_request_proposal(trajectory, job.created_by, job.format)
+            if proposal.status == ProposalStatus.PENDING and not proposal.payload:
                 run_proposal(proposal)
                 counts["failed" if proposal.status == ProposalStatus.FAILED else "proposed"] += 1
             else:

@@ -87,9 +87,9 @@
       frame.classList.add("selected");
       frame.scrollIntoView({ block: "nearest", inline: "center" });
     }
-    $$("#ws-track .cell.current").forEach((c) => c.classList.remove("current"));
-    const cell = $(`#ws-track .cell[data-step="${index}"]`);
-    if (cell) cell.classList.add("current");
+    $$("#ws-track .cell.current, #ws-proposed .cell.current").forEach((c) => c.classList.remove("current"));
+    $$(`#ws-track .cell[data-step="${index}"], #ws-proposed .cell[data-step="${index}"]`).forEach(
+      (c) => c.classList.add("current"));
     const url = new URL(window.location);
     url.searchParams.set("step", index);
     history.replaceState(null, "", url);
@@ -104,7 +104,7 @@
   ws.addEventListener("click", (evt) => {
     const frame = evt.target.closest(".ws-film .frame a");
     const jump = evt.target.closest("[data-jump]");
-    const cell = evt.target.closest("#ws-track .cell");
+    const cell = evt.target.closest("#ws-track .cell, #ws-proposed .cell");
     if (frame) {
       evt.preventDefault();
       select(Number(frame.parentElement.dataset.step));
@@ -170,6 +170,8 @@
         startPick($(`[data-pick="${target}"]`));
         break;
       }
+      case "y": click(".pr-accept.here"); break; // the proposed item on this step
+      case "n": click(".pr-reject.here"); break;
       case "?": $("#ws-help").hidden = !$("#ws-help").hidden; break;
     }
   });
