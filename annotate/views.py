@@ -118,10 +118,12 @@ def _review(r, t, v, post):
 
 def _proposal(t: Trajectory, post) -> Proposal:
     try:
-        return Proposal.objects.get(trajectory=t, pk=int(post.get("proposal", "")))
+        proposal = Proposal.objects.get(trajectory=t, pk=int(post.get("proposal", "")))
     except (Proposal.DoesNotExist, ValueError):
         given = post.get("proposal")
         raise InvalidData(f"proposal {given!r} is not a proposal of this trajectory") from None
+    proposal.trajectory = t  # the edit bumps the version of the one the page is rendered from
+    return proposal
 
 
 def _items(post) -> str | list[str]:

@@ -260,7 +260,7 @@ class HeuristicProposer:
             actions = episode.actions[start : end + 1]
             kinds = [a.get("type", "") for a in actions]
             first, last = screens[start], screens[end + 1]
-            read = [m["key"] for m in targets if start <= m["encode_step"] <= end]
+            read = [m["value"] for m in targets if start <= m["encode_step"] <= end]
             typed = [str(a.get("text", "")) for a in actions if a.get("type") == "type"]
             if kinds[0] in FINISHING:
                 answer = next((str(a.get("text", "")) for a in actions if "text" in a), "")
@@ -268,7 +268,7 @@ class HeuristicProposer:
             elif kinds[0] == "open_app" or last.package != first.package:
                 text = f"Open {app_label(last.package)}"
             elif read:
-                text = f"Find the {', '.join(read)}"
+                text = f"Find {', '.join(read)}"
             elif typed:
                 text = f"Enter “{typed[0].strip()}”"
             else:

@@ -56,6 +56,7 @@ def test_accept_edit_and_reject_from_the_workspace(proposal, blank, bob):
         text="Open ShopMate",
     )
     assert answer.status_code == 200
+    assert f'data-version="{blank.version + 1}"' in answer.content.decode()  # the new version
     (g,) = all_labels(blank)["subgoals"]
     assert (g["text"], g["origin"]) == ("Open ShopMate", f"proposal:{proposal.pk}:heuristic")
     blank.refresh_from_db()
