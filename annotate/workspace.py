@@ -274,8 +274,10 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     )
     asked = next((p for p in proposals if p.status == ProposalStatus.PENDING), None)
     failed = next((p for p in proposals if p.status == ProposalStatus.FAILED), None)
+    decided = next((p for p in proposals if p.decided_at is not None), None)
     context: dict[str, Any] = {
         "proposal": open_,
+        "proposal_decided": decided if open_ is None else None,
         "proposal_waiting": asked if open_ is None and asked and not asked.payload else None,
         "proposal_failed": failed if open_ is None else None,
     }

@@ -73,6 +73,8 @@ def test_accept_edit_and_reject_from_the_workspace(proposal, blank, bob):
         client, blank, "proposal_reject", version=blank.version, proposal=proposal.pk, items="all"
     )
     assert 'class="ws-track proposed"' not in answer.content.decode()
+    assert "was accepted and edited by bob" in answer.content.decode()
+    assert 'id="pr-ask"' not in answer.content.decode()  # asking again would change nothing
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.EDITED
     assert proposal.decisions == {
