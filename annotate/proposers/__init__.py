@@ -11,6 +11,7 @@ from trajectories.validation import InvalidData
 
 from .base import Episode, Proposed, Proposer, ScreenView, check_payload
 from .heuristic import HeuristicProposer
+from .llm import LLMProposer
 
 __all__ = [
     "PROPOSERS",
@@ -24,7 +25,7 @@ __all__ = [
     "get_proposer",
 ]
 
-PROPOSERS: dict[str, type] = {"heuristic": HeuristicProposer}
+PROPOSERS: dict[str, type] = {"heuristic": HeuristicProposer, "llm": LLMProposer}
 DEFAULT_PROPOSER = "heuristic"
 
 
