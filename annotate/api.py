@@ -238,7 +238,6 @@ class MemoryTargetListView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetRequestSerializer,
-            ProposeRequestSerializer,
             lambda t, v, d: label_edits.do_add_memory_target(t, request.user, v, **d),
         )
 

@@ -20,15 +20,17 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
-from trajectories.access import access_project, projects_of, trajectories_of
+from trajectories.access import access_project, projects_of, role_in, trajectories_of
 from trajectories.models import Role, Status, Step, Trajectory
 from trajectories.validation import InvalidData
 from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment, Proposal, ReviewComment
+from .models import Assignment, Proposal, ProposalStatus, ReviewComment
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .proposal_figures import proposal_figures
+from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .workspace import labels_context, step_context
 
 # ---------------------------------------------------------------- form parsing
@@ -389,7 +391,14 @@ def review_queue(request: HttpRequest) -> HttpResponse:
         .annotate(returned=Exists(open_comments))
         .order_by("-returned", "status", "-updated_at")
     )
-    return render(request, "annotate/review_queue.html", {"to_review": to_review, "mine": mine})
+    waiting = (
+        Proposal.objects.filter(trajectory__in=trajectories_of(user), status=ProposalStatus.PENDING)
+        .exclude(payload={})
+        .select_related("trajectory__task", "trajectory__project")
+        .order_by("created_at")
+    )
+    context = {"to_review": to_review, "mine": mine, "proposals_waiting": waiting}
+    return render(request, "annotate/review_queue.html", context)
 
 
 # ---------------------------------------------------------------- assignment
@@ -481,3 +490,29 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
+
+
+# ---------------------------------------------------------------- proposals
+
+
+@login_required
+@forbidden_on_access_denied
+def proposals(request: HttpRequest, project_id: int) -> HttpResponse:
+    """How each proposer's proposals fared; admins ask for proposals on a selection or all."""
+    project = access_project(request.user, project_id)
+    is_admin = request.user.is_superuser or role_in(project, request.user) == Role.ADMIN
+    context: dict[str, Any] = {"project": project, "is_admin": is_admin, "proposers": PROPOSERS}
+    status = 200
+    if request.method == "POST":
+        access_project(request.user, project_id, roles=(Role.ADMIN,))
+        try:
+            context["job"] = s.do_start_proposals(
+                project,
+                request.user,
+                {"trajectories": request.POST.get("trajectories", "")},
+                request.POST.get("proposer", DEFAULT_PROPOSER),
+            )
+        except InvalidData as exc:
+            context["flash"], status = str(exc), 400
+    context["figures"] = proposal_figures(project)
+    return render(request, "annotate/proposals.html", context, status=status)
