@@ -74,3 +74,8 @@ def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
     assert trajectory.memory_targets.count() == len(proposal.payload["memory_targets"])
     shot(page, "proposals-3-accepted")
     assert page.errors == []
+
+    page.goto(f"{live_server.url}/projects/{project.pk}/proposals/")
+    row = page.locator("#proposal-figures tbody tr").first.inner_text()
+    assert row.split("\t")[:2] == ["heuristic h1", "1"]
+    shot(page, "proposals-4-figures")
