@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,7 +27,7 @@ from trajectories.validation import InvalidData
 from . import services as s
 from .agreement import Counts, project_agreement
 from .completeness import problems_of
-from .models import Assignment, ReviewComment
+from .models import Assignment, Proposal, ReviewComment
 from .permissions import EDIT, REVIEW, access_assignments, access_labels
 from .serializers import (
     AgreementSerializer,
@@ -40,6 +41,8 @@ from .serializers import (
     LinkRequestSerializer,
     MemoryTargetPatchSerializer,
     MemoryTargetRequestSerializer,
+    ProposalDecisionSerializer,
+    ProposalSerializer,
     ProposeRequestSerializer,
     ReviewCommentRequestSerializer,
     ReviewRequestSerializer,
@@ -586,6 +589,15 @@ class ProposeView(LabelsAPIView):
     selection or all its trajectories (admins). A job does it; poll the job's URL."""
 
     @extend_schema(
+        summary="A trajectory's proposals, with their raw output and decisions",
+        responses={200: ProposalSerializer(many=True), **errors(401, 404)},
+    )
+    def get(self, request: Request, trajectory_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id)
+        found = Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id")
+        return Response(ProposalSerializer(found, many=True).data)
+
+    @extend_schema(
         summary="Ask for proposals on one trajectory",
         request=ProposeRequestSerializer,
         responses={202: JobSerializer, **errors(400, 401, 403, 404)},
@@ -617,3 +629,35 @@ class ProjectProposeView(LabelsAPIView):
         data = check_serializer(ProposeRequestSerializer(data=request.data))
         job = s.do_start_proposals(project, request.user, data["filters"], data["proposer"])
         return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+def _proposal_of(trajectory: Trajectory, proposal_id: int) -> Proposal:
+    proposal = Proposal.objects.filter(trajectory=trajectory, pk=proposal_id).first()
+    if proposal is None:
+        raise NotFound(f"proposal {proposal_id} is not a proposal of this trajectory")
+    proposal.trajectory = trajectory
+    return proposal
+
+
+@extend_schema(tags=["proposals"])
+class ProposalDecisionView(LabelsAPIView):
+    """Accept proposed items as labels (a versioned, undoable edit), or reject them."""
+
+    decision = "accept"
+
+    @extend_schema(
+        summary="Accept or reject proposed items",
+        request=ProposalDecisionSerializer,
+        responses={200: LabelsSerializer, **EDIT_ERRORS},
+    )
+    def post(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
+        proposal = _proposal_of(trajectory, proposal_id)
+        data = check_serializer(ProposalDecisionSerializer(data=request.data))
+        if self.decision == "accept":
+            if "version" not in data:
+                raise InvalidData("version: send the version of the labels you accept into")
+            s.do_accept(proposal, request.user, data["version"], data["items"], data["edited"])
+        else:
+            s.do_reject(proposal, request.user, data["items"])
+        return Response(labels_data(trajectory))

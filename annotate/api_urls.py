@@ -29,6 +29,16 @@ urlpatterns = [
     path(T + "comments/", api.CommentListView.as_view(), name="api-comments"),
     path(T + "proposals/", api.ProposeView.as_view(), name="api-propose"),
     path(
+        T + "proposals/<int:proposal_id>/accept/",
+        api.ProposalDecisionView.as_view(decision="accept"),
+        name="api-proposal-accept",
+    ),
+    path(
+        T + "proposals/<int:proposal_id>/reject/",
+        api.ProposalDecisionView.as_view(decision="reject"),
+        name="api-proposal-reject",
+    ),
+    path(
         "projects/<int:project_id>/proposals/",
         api.ProjectProposeView.as_view(),
         name="api-project-propose",

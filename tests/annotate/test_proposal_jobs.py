@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from annotate.models import Proposal
 from annotate.services.proposals import do_start_proposals
+from tests.annotate.conftest import blank_record
+from tests.annotate.test_proposals import PAYLOAD
 from tests.conftest import wait_for_job
 from tests.trajectories.builders import make_record
 from trajectories.jobs import run_job
@@ -43,6 +46,11 @@ def test_a_selection_gets_one_proposal_each_and_asking_again_adds_none(
     assert Proposal.objects.filter(trajectory__in=two).count() == 2
     kinds = AuditEvent.objects.filter(project=project).values_list("kind", flat=True)
     assert list(kinds).count("job.proposals_queued") == 2
+    client = Client()
+    client.force_login(alice)
+    page = client.get(f"/jobs/{again.pk}/").content.decode()
+    assert "Proposals #" in page and "already proposed: 1" in page
+    assert 'href="/review/">Review the proposals waiting' in page
 
 
 @pytest.mark.django_db
@@ -89,3 +97,44 @@ def test_the_worker_makes_the_proposals(project, alice, two):
     assert job.status == "succeeded", job.message
     assert job.counts == {"proposed": 2}
     assert Proposal.objects.filter(trajectory__project=project, status="pending").count() == 2
+
+
+@pytest.mark.django_db
+def test_the_api_lists_accepts_and_rejects_proposals(client, project, alice, charlie):
+    t, _ = do_import_trajectory(project, blank_record())  # six steps, no labels
+    proposal = Proposal.objects.create(
+        trajectory=t, proposer="heuristic", prompt_version="h1", payload=PAYLOAD
+    )
+    url = f"/api/v1/trajectories/{t.pk}/proposals/"
+    client.force_login(charlie)
+    assert client.get(url).status_code == 404
+    answer = client.post(f"{url}{proposal.pk}/accept/", {}, content_type="application/json")
+    assert answer.status_code == 404
+    client.force_login(alice)
+    (listed,) = client.get(url).json()
+    assert (listed["id"], listed["status"], listed["proposer"]) == (
+        proposal.pk,
+        "pending",
+        "heuristic",
+    )
+    accept = f"{url}{proposal.pk}/accept/"
+    answer = client.post(accept, {"items": ["subgoals:0"]}, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == "version: send the version of the labels you accept into"
+    body = {"version": t.version, "items": ["subgoals:0"], "edited": {"text": "Open it"}}
+    answer = client.post(accept, body, content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    labels = answer.json()
+    assert labels["version"] == t.version + 1
+    assert [g["text"] for g in labels["subgoals"]][0] == "Open it"
+    stale = client.post(
+        accept, {"version": t.version, "items": "all"}, content_type="application/json"
+    )
+    assert stale.status_code == 409
+    answer = client.post(
+        f"{url}{proposal.pk}/reject/", {"items": "all"}, content_type="application/json"
+    )
+    assert answer.status_code == 200
+    assert client.get(url).json()[0]["status"] == "edited"
+    answer = client.post(f"{url}999/reject/", {}, content_type="application/json")
+    assert answer.status_code == 404
