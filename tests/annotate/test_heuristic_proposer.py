@@ -36,3 +36,31 @@ def test_it_proposes_opening_the_app_a_lookup_and_the_answer():
 def test_a_boundary_within_one_step_counts_once():
     score = boundary_f1([0, 3, 4, 9], [0, 4, 7])
     assert (score.tp, score.fp, score.fn) == (1, 2, 1)
+
+
+def test_screens_without_or_with_broken_xml_still_give_valid_labels():
+    from annotate.proposers import Episode, ScreenView, check_payload
+
+    screens = [
+        ScreenView("com.a", ".Main", None),
+        ScreenView("com.a", ".Main", b"<hierarchy><node text='unclosed"),
+        ScreenView("com.b", "", b"not xml at all"),
+        ScreenView("com.b", "", b""),
+        ScreenView("", "", None),
+    ]
+    actions = [
+        {"type": "click"},  # no coordinates
+        {"type": "open_app"},  # no package
+        {"type": "type", "text": "\u202e🙂 1234"},
+        {"type": "terminate", "status": "failure"},
+    ]
+    payload = HeuristicProposer().propose(Episode("goal", actions, screens)).payload
+    assert check_payload(payload, 4) == payload
+    assert [(g["start"], g["end"]) for g in payload["subgoals"]] == [(0, 0), (1, 2), (3, 3)]
+    assert payload["memory_targets"] == []
+    assert payload["anchors"][-1] == {
+        "step": 3,
+        "type": "finish",
+        "content": "failure",
+        "description": "The last step",
+    }
