@@ -96,6 +96,8 @@ class Proposal(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # A worker took it (a conditional UPDATE): a task delivered twice proposes once.
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["trajectory", "-created_at", "-id"]

@@ -58,8 +58,12 @@ PROGRESS_INTERVAL_S = 0.5
 RUN_JOB_TASK = "trajectories.run_job"  # the name of trajectories.tasks.run_job_task
 
 # Kinds of job run by an app above this one (``annotate`` registers "propose" when it is
-# ready), so the job machinery serves them without depending on them.
-Runner = Callable[[Job, Callable[[int, int], None]], dict[str, Any]]
+# ready), so the job machinery serves them without depending on them. A runner that hands
+# its work to other tasks returns DETACHED: the job stays running, those tasks touch its
+# heartbeat and the last one ends it (:func:`end_detached_job`); if they all vanish, the
+# reaper requeues the job and the runner hands out what is left again.
+DETACHED = "detached"
+Runner = Callable[[Job, Callable[[int, int], None]], dict[str, Any] | str]
 RUNNERS: dict[str, Runner] = {}
 
 
@@ -305,7 +309,8 @@ def run_job(job_id: int) -> None:
         log.exception("job %s failed", job.pk)
         _finish(job, JobStatus.FAILED, message=f"internal error: {type(exc).__name__}: {exc}")
     else:
-        _finish(job, JobStatus.SUCCEEDED, counts=counts)
+        if counts != DETACHED:
+            _finish(job, JobStatus.SUCCEEDED, counts=counts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -464,14 +469,38 @@ def zip_folder(folder: Path, archive: Path) -> None:
                 out.write(path, f"{folder.name}/{path.relative_to(folder)}", compress)
 
 
-def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = None) -> bool:
+def touch_detached_job(job_id: int, done: int = 0) -> None:
+    """A detached task of the job did ``done`` more of it (and is alive)."""
+    Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
+        done=F("done") + done, heartbeat_at=timezone.now()
+    )
+
+
+def end_detached_job(job_id: int, counts: dict[str, Any]) -> bool:
+    """End a detached job as succeeded once all of it is done; True for the one call that
+    ends it."""
+    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.status != JobStatus.RUNNING or job.done < job.total:
+        return False
+    return _finish(job, JobStatus.SUCCEEDED, counts=counts, any_worker=True)
+
+
+def _finish(
+    job: Job,
+    status: str,
+    *,
+    message: str = "",
+    counts: dict | None = None,
+    any_worker: bool = False,
+) -> bool:
     """Record how the job ended, unless another worker has taken it over meanwhile."""
     updates: dict[str, Any] = {"status": status, "message": message, "finished_at": timezone.now()}
     if counts is not None:
         updates["counts"] = counts
-    ended = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, worker=job.worker).update(
-        **updates
-    )
+    running = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING)
+    if not any_worker:
+        running = running.filter(worker=job.worker)
+    ended = running.update(**updates)
     if not ended:
         log.warning("job %s was taken over by another worker; %s not recorded", job.pk, status)
         return False

@@ -11,14 +11,25 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextvars import ContextVar
+from datetime import timedelta
 from typing import Any
 
+from celery import current_app
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from trajectories import events
 from trajectories.edits import edit
-from trajectories.jobs import enqueue_job
+from trajectories.jobs import (
+    DETACHED,
+    end_detached_job,
+    enqueue_job,
+    run_job,
+    touch_detached_job,
+)
 from trajectories.label_edits import check_evidence, next_anchor_key, text_field
 from trajectories.labels import anchor_row, memory_target_row, subgoal_row
 from trajectories.models import Anchor, Job, JobKind, Project, Subgoal, Trajectory
@@ -69,10 +80,10 @@ def run_proposal(proposal: Proposal) -> Proposal:
     never labels. A proposal already proposed is left as it is."""
     if proposal.payload or proposal.status != ProposalStatus.PENDING:
         return proposal
-    impl = get_proposer(proposal.proposer)
     trajectory = proposal.trajectory
     began = time.perf_counter()
     try:
+        impl = get_proposer(proposal.proposer)  # the LLM's may be unconfigured here
         episode = episode_of_trajectory(trajectory, images=getattr(impl, "wants_images", False))
         answer = impl.propose(episode)
         error = answer.error
@@ -144,12 +155,16 @@ def do_start_proposals(
     return job
 
 
-def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any]:
-    """Each trajectory's proposal in turn, each committed on its own: a job run again (its
-    worker lost) skips the proposals already made."""
+PROPOSE_TASK = "annotate.propose_trajectory"  # the name of annotate.tasks.propose_task
+
+
+def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any] | str:
+    """Hand each trajectory's proposal to a task of its own (one trajectory per task); the
+    last task ends the job. Run again (its worker lost), it hands out only what is left."""
     ids = job.params.get("trajectories", [])
     counts: Counter[str] = Counter()
-    for done, pk in enumerate(ids, 1):
+    to_run = []
+    for pk in ids:
         trajectory = Trajectory.objects.filter(pk=pk, project=job.project).first()
         if trajectory is None:
             counts["gone"] += 1
@@ -158,11 +173,70 @@ def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str
         else:
             proposal, _ = do_request_proposal(trajectory, job.created_by, job.format)
             if proposal.status == ProposalStatus.PENDING and not proposal.payload:
-                run_proposal(proposal)
-                counts["failed" if proposal.status == ProposalStatus.FAILED else "proposed"] += 1
+                to_run.append(proposal.pk)
             else:
                 counts["already proposed"] += 1
-        progress(done, len(ids))
+    if not to_run:
+        return dict(counts)
+    params = {**job.params, "settled": dict(counts), "dispatched": to_run}
+    Job.objects.filter(pk=job.pk).update(params=params, done=len(ids) - len(to_run))
+    for proposal_id in to_run:
+        _send_proposal(proposal_id, job.pk)
+    return DETACHED
+
+
+_HERE: ContextVar[bool] = ContextVar("proposals_here", default=False)
+
+
+def run_job_here(job_id: int) -> None:
+    """Run a proposal job and its proposals in this process (``manage.py propose --now``)."""
+    token = _HERE.set(True)
+    try:
+        run_job(job_id)
+    finally:
+        _HERE.reset(token)
+
+
+def _send_proposal(proposal_id: int, job_id: int) -> None:
+    if settings.CELERY_TASK_ALWAYS_EAGER or _HERE.get():
+        run_dispatched_proposal(proposal_id, job_id)
+    else:
+        current_app.send_task(PROPOSE_TASK, args=(proposal_id, job_id))
+
+
+def run_dispatched_proposal(proposal_id: int, job_id: int | None = None) -> bool:
+    """Claim a pending proposal (a conditional UPDATE) and run it; False when another task
+    has it or it is done. The job, if any, counts it and ends after its last proposal."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
+    claimed = (
+        Proposal.objects.filter(pk=proposal_id, status=ProposalStatus.PENDING, payload={})
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
+        .update(claimed_at=now)
+    )
+    if not claimed:
+        return False
+    if job_id:
+        touch_detached_job(job_id)
+    try:
+        run_proposal(Proposal.objects.select_related("trajectory__task").get(pk=proposal_id))
+    except Exception:
+        Proposal.objects.filter(pk=proposal_id).update(claimed_at=None)  # for the retry
+        raise
+    if job_id:
+        touch_detached_job(job_id, done=1)
+        end_detached_job(job_id, _job_counts(job_id))
+    return True
+
+
+def _job_counts(job_id: int) -> dict[str, Any]:
+    params = Job.objects.values_list("params", flat=True).get(pk=job_id)
+    counts = Counter(params.get("settled", {}))
+    statuses = Proposal.objects.filter(pk__in=params.get("dispatched", [])).values_list(
+        "status", flat=True
+    )
+    for status in statuses:
+        counts["failed" if status == ProposalStatus.FAILED else "proposed"] += 1
     return dict(counts)
 
 

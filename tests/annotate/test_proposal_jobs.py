@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 
 from annotate.models import Proposal
-from annotate.services.proposals import do_start_proposals
+from annotate.services.proposals import do_start_proposals, run_dispatched_proposal
 from tests.annotate.conftest import blank_record
 from tests.annotate.test_proposals import PAYLOAD
 from tests.conftest import wait_for_job
 from tests.trajectories.builders import make_record
-from trajectories.jobs import run_job
+from trajectories.jobs import reap_stale_jobs, run_job
 from trajectories.models import AuditEvent, Job
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
@@ -25,8 +28,9 @@ def two(project):
 
 @pytest.mark.django_db
 def test_a_selection_gets_one_proposal_each_and_asking_again_adds_none(
-    project, alice, two, django_capture_on_commit_callbacks
+    project, alice, two, django_capture_on_commit_callbacks, settings
 ):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # each trajectory's task runs here
     with django_capture_on_commit_callbacks(execute=False):
         job = do_start_proposals(project, alice, {"trajectories": [str(two[0].uid)]})
     run_job(job.pk)
@@ -138,3 +142,58 @@ def test_the_api_lists_accepts_and_rejects_proposals(client, project, alice, cha
     assert client.get(url).json()[0]["status"] == "edited"
     answer = client.post(f"{url}999/reject/", {}, content_type="application/json")
     assert answer.status_code == 404
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The per-trajectory tasks a job sends, kept instead of queued."""
+    from annotate.services import proposals
+
+    messages = []
+    monkeypatch.setattr(proposals, "_send_proposal", lambda p, j: messages.append((p, j)))
+    return messages
+
+
+@pytest.mark.django_db
+def test_one_task_per_trajectory_and_the_last_one_ends_the_job(
+    project, alice, two, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = do_start_proposals(project, alice)
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.total, len(sent)) == ("running", 0, 2, 2)
+    first, second = sent
+    assert run_dispatched_proposal(*first)
+    assert not run_dispatched_proposal(*first)  # delivered twice: proposed once
+    job.refresh_from_db()
+    assert (job.status, job.done) == ("running", 1)
+    assert run_dispatched_proposal(*second)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.counts) == ("succeeded", 2, {"proposed": 2})
+
+
+@pytest.mark.django_db
+def test_a_job_whose_tasks_vanished_is_requeued_and_hands_out_only_what_is_left(
+    project, alice, two, sent, settings, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = do_start_proposals(project, alice)
+    run_job(job.pk)
+    run_dispatched_proposal(*sent[0])
+    Proposal.objects.filter(pk=sent[1][0]).update(  # claimed by a worker that died
+        claimed_at=timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S + 5)
+    )
+    Job.objects.filter(pk=job.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S + 5)
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        assert reap_stale_jobs()["requeued"] == 1
+    sent.clear()
+    run_job(job.pk)
+    assert len(sent) == 1  # the one still to propose
+    job.refresh_from_db()
+    assert (job.status, job.done, job.total) == ("running", 1, 2)
+    assert run_dispatched_proposal(*sent[0])  # its stale claim is taken over
+    job.refresh_from_db()
+    assert (job.status, job.counts) == ("succeeded", {"already proposed": 1, "proposed": 1})

@@ -1,11 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from trajectories.jobs import run_job
 from trajectories.models import Project
 from trajectories.validation import InvalidData
 
 from ...proposers import DEFAULT_PROPOSER, PROPOSERS
-from ...services.proposals import do_start_proposals
+from ...services.proposals import do_start_proposals, run_job_here
 
 
 class Command(BaseCommand):
@@ -32,7 +31,7 @@ class Command(BaseCommand):
         except InvalidData as exc:
             raise CommandError(str(exc)) from None
         if options["now"]:
-            run_job(job.pk)
+            run_job_here(job.pk)
             job.refresh_from_db()
             counts = ", ".join(f"{v} {k}" for k, v in sorted(job.counts.items()))
             self.stdout.write(f"job {job.pk} {job.status}: {counts or job.message}")
