@@ -8,6 +8,7 @@ where they came from (a subgoal's ``origin``, evidence ``source``).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import Any
 
 from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -216,17 +217,31 @@ def run_dispatched_proposal(proposal_id: int, job_id: int | None = None) -> bool
     )
     if not claimed:
         return False
+    stop = threading.Event()
     if job_id:
         touch_detached_job(job_id)
+        threading.Thread(target=_beat, args=(job_id, proposal_id, stop), daemon=True).start()
     try:
         run_proposal(Proposal.objects.select_related("trajectory__task").get(pk=proposal_id))
     except Exception:
         Proposal.objects.filter(pk=proposal_id).update(claimed_at=None)  # for the retry
         raise
+    finally:
+        stop.set()
     if job_id:
         touch_detached_job(job_id, done=1)
         end_detached_job(job_id, _job_counts(job_id))
     return True
+
+
+def _beat(job_id: int, proposal_id: int, stop: threading.Event) -> None:
+    """While a proposer works (an LLM may take minutes), the job and the claim stay fresh."""
+    try:
+        while not stop.wait(settings.WAYPOINT_JOB_HEARTBEAT_S):
+            touch_detached_job(job_id)
+            Proposal.objects.filter(pk=proposal_id).update(claimed_at=timezone.now())
+    finally:
+        connection.close()  # this thread's own connection
 
 
 def _job_counts(job_id: int) -> dict[str, Any]:

@@ -197,3 +197,29 @@ def test_a_job_whose_tasks_vanished_is_requeued_and_hands_out_only_what_is_left(
     assert run_dispatched_proposal(*sent[0])  # its stale claim is taken over
     job.refresh_from_db()
     assert (job.status, job.counts) == ("succeeded", {"already proposed": 1, "proposed": 1})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_proposer_keeps_its_job_and_claim_fresh(
+    project, alice, two, sent, settings, monkeypatch
+):
+    import time as clock
+
+    from annotate.proposers.heuristic import HeuristicProposer
+
+    settings.WAYPOINT_JOB_HEARTBEAT_S = 0.05
+    propose = HeuristicProposer.propose
+    monkeypatch.setattr(
+        HeuristicProposer, "propose", lambda self, ep: (clock.sleep(0.5), propose(self, ep))[1]
+    )
+    job = do_start_proposals(project, alice, {"trajectories": [str(two[0].uid)]})
+    run_job(job.pk)
+    job.refresh_from_db()
+    beat_before = job.heartbeat_at
+    (message,) = sent
+    claimed_before = timezone.now()
+    assert run_dispatched_proposal(*message)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.heartbeat_at > beat_before
+    # touched while the proposer worked, not only when it was claimed
+    assert Proposal.objects.get(pk=message[0]).claimed_at - claimed_before >= timedelta(seconds=0.3)
