@@ -13,20 +13,21 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories import edits, label_edits
-from trajectories.api import WaypointAPIView, check_serializer
+from trajectories.api import WaypointAPIView, check_serializer, job_response
 from trajectories.labels import all_labels
 from trajectories.models import AuditEvent, Trajectory
-from trajectories.serializers import ErrorSerializer
+from trajectories.serializers import ErrorSerializer, JobSerializer
 from trajectories.validation import InvalidData
 
 from . import services as s
 from .agreement import Counts, project_agreement
 from .completeness import problems_of
-from .models import Assignment, ReviewComment
+from .models import Assignment, Proposal, ReviewComment
 from .permissions import EDIT, REVIEW, access_assignments, access_labels
 from .serializers import (
     AgreementSerializer,
@@ -40,6 +41,9 @@ from .serializers import (
     LinkRequestSerializer,
     MemoryTargetPatchSerializer,
     MemoryTargetRequestSerializer,
+    ProposalDecisionSerializer,
+    ProposalSerializer,
+    ProposeRequestSerializer,
     ReviewCommentRequestSerializer,
     ReviewRequestSerializer,
     SplitRequestSerializer,
@@ -577,3 +581,83 @@ class AgreementView(LabelsAPIView):
                 ],
             }
         )
+
+
+@extend_schema(tags=["proposals"])
+class ProposeView(LabelsAPIView):
+    """Ask a proposer for proposed labels: one trajectory (its editors), or a project's
+    selection or all its trajectories (admins). A job does it; poll the job's URL."""
+
+    @extend_schema(
+        summary="A trajectory's proposals, with their raw output and decisions",
+        responses={200: ProposalSerializer(many=True), **errors(401, 404)},
+    )
+    def get(self, request: Request, trajectory_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id)
+        found = Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id")
+        return Response(ProposalSerializer(found, many=True).data)
+
+    @extend_schema(
+        summary="Ask for proposals on one trajectory",
+        request=ProposeRequestSerializer,
+        responses={202: JobSerializer, **errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, trajectory_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
+        data = check_serializer(ProposeRequestSerializer(data=request.data))
+        job = s.do_start_proposals(
+            trajectory.project,
+            request.user,
+            {"trajectories": [str(trajectory.uid)]},
+            data["proposer"],
+        )
+        return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["proposals"])
+class ProjectProposeView(LabelsAPIView):
+    @extend_schema(
+        summary="Ask for proposals on a project's trajectories",
+        description="``filters`` are the trajectory list's (``trajectories``: ids for a "
+        "selection); none means every trajectory. Trajectories already proposed by the same "
+        "prompt are skipped.",
+        request=ProposeRequestSerializer,
+        responses={202: JobSerializer, **errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_assignments(request.user, project_id)
+        data = check_serializer(ProposeRequestSerializer(data=request.data))
+        job = s.do_start_proposals(project, request.user, data["filters"], data["proposer"])
+        return job_response(job, request, status.HTTP_202_ACCEPTED)
+
+
+def _proposal_of(trajectory: Trajectory, proposal_id: int) -> Proposal:
+    proposal = Proposal.objects.filter(trajectory=trajectory, pk=proposal_id).first()
+    if proposal is None:
+        raise NotFound(f"proposal {proposal_id} is not a proposal of this trajectory")
+    proposal.trajectory = trajectory
+    return proposal
+
+
+@extend_schema(tags=["proposals"])
+class ProposalDecisionView(LabelsAPIView):
+    """Accept proposed items as labels (a versioned, undoable edit), or reject them."""
+
+    decision = "accept"
+
+    @extend_schema(
+        summary="Accept or reject proposed items",
+        request=ProposalDecisionSerializer,
+        responses={200: LabelsSerializer, **EDIT_ERRORS},
+    )
+    def post(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
+        proposal = _proposal_of(trajectory, proposal_id)
+        data = check_serializer(ProposalDecisionSerializer(data=request.data))
+        if self.decision == "accept":
+            if "version" not in data:
+                raise InvalidData("version: send the version of the labels you accept into")
+            s.do_accept(proposal, request.user, data["version"], data["items"], data["edited"])
+        else:
+            s.do_reject(proposal, request.user, data["items"])
+        return Response(labels_data(trajectory))

@@ -27,6 +27,22 @@ urlpatterns = [
     path(T + "submit/", api.SubmitView.as_view(), name="api-submit"),
     path(T + "review/", api.ReviewView.as_view(), name="api-review"),
     path(T + "comments/", api.CommentListView.as_view(), name="api-comments"),
+    path(T + "proposals/", api.ProposeView.as_view(), name="api-propose"),
+    path(
+        T + "proposals/<int:proposal_id>/accept/",
+        api.ProposalDecisionView.as_view(decision="accept"),
+        name="api-proposal-accept",
+    ),
+    path(
+        T + "proposals/<int:proposal_id>/reject/",
+        api.ProposalDecisionView.as_view(decision="reject"),
+        name="api-proposal-reject",
+    ),
+    path(
+        "projects/<int:project_id>/proposals/",
+        api.ProjectProposeView.as_view(),
+        name="api-project-propose",
+    ),
     path(T + "history/", api.HistoryView.as_view(), name="api-history"),
     path(
         "projects/<int:project_id>/assignments/",

@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class AnnotateConfig(AppConfig):
     name = "annotate"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from trajectories.jobs import register_runner
+        from trajectories.models import JobKind
+
+        from .services.proposals import run_proposal_job
+
+        register_runner(JobKind.PROPOSE, run_proposal_job)

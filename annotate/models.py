@@ -54,3 +54,68 @@ class ReviewComment(models.Model):
 
     def __str__(self) -> str:
         return f"comment on {self.trajectory_id}@{self.step_index}: {self.text[:40]}"
+
+
+class ProposalStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACCEPTED = "accepted", "Accepted"
+    EDITED = "edited", "Accepted and edited"
+    REJECTED = "rejected", "Rejected"
+    FAILED = "failed", "Failed"
+
+
+class Proposal(models.Model):
+    """Labels a proposer (the heuristic, or an LLM) suggests for a trajectory, until a person
+    accepts, edits or rejects them. ``payload`` holds the proposed ``subgoals``,
+    ``memory_targets`` and ``anchors`` in the JSON of :mod:`trajectories.labels`; a failed
+    proposal keeps the proposer's ``raw_output`` and an ``error`` and never becomes labels.
+
+    One proposal per trajectory, proposer and prompt version: asking again returns it.
+    """
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="proposals")
+    proposer = models.CharField(max_length=32)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=32)
+    status = models.CharField(
+        max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
+    )
+    payload = models.JSONField(default=dict, blank=True)
+    # per part, each proposed item's decision by index: {"subgoals": {"0": "accepted"}, ...}
+    decisions = models.JSONField(default=dict, blank=True)
+    raw_output = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # A worker took it (a conditional UPDATE): a task delivered twice proposes once.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["trajectory", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["trajectory", "proposer", "prompt_version"],
+                name="proposal_unique_per_prompt",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[s.value for s in ProposalStatus]),
+                name="proposal_status_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.proposer}/{self.prompt_version} on {self.trajectory_id}: {self.status}"
+
+    @property
+    def origin(self) -> str:
+        """What accepted labels say they came from (``Subgoal.origin``, evidence ``source``)."""
+        return f"proposal:{self.pk}:{self.proposer}"

@@ -10,6 +10,8 @@ from rest_framework import serializers
 
 from trajectories.models import AnchorType, Relation, SubgoalSuccess
 
+from .proposers import DEFAULT_PROPOSER, PROPOSERS
+
 TYPE_HELP = "The anchor type: " + ", ".join(AnchorType.values) + "."
 
 
@@ -248,4 +250,36 @@ class AssignRequestSerializer(serializers.Serializer):
         default=True,
         help_text="Share the trajectories out evenly; false: every annotator gets every one "
         "(per_trajectory 1 only).",
+    )
+
+
+class ProposeRequestSerializer(serializers.Serializer):
+    proposer = serializers.ChoiceField(choices=sorted(PROPOSERS), default=DEFAULT_PROPOSER)
+    filters = serializers.DictField(required=False, default=dict)
+
+
+class ProposalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    proposer = serializers.CharField()
+    model = serializers.CharField()
+    prompt_version = serializers.CharField()
+    status = serializers.CharField()
+    payload = serializers.JSONField()
+    decisions = serializers.JSONField()
+    raw_output = serializers.CharField()
+    error = serializers.CharField()
+    duration_ms = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProposalDecisionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(required=False)
+    items = serializers.JSONField(
+        default="all", help_text='"all", or a list of part:index like "subgoals:0"'
+    )
+    edited = serializers.DictField(
+        required=False, default=dict, help_text="Fields changed as one item is accepted."
     )

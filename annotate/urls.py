@@ -27,4 +27,5 @@ urlpatterns = [
         name="annotate-unassign",
     ),
     path("projects/<int:project_id>/agreement/", views.agreement, name="annotate-agreement"),
+    path("projects/<int:project_id>/proposals/", views.proposals, name="annotate-proposals"),
 ]

@@ -20,15 +20,17 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
-from trajectories.access import access_project
+from trajectories.access import access_project, role_in, trajectories_of
 from trajectories.models import Role, Step, Trajectory
 from trajectories.validation import InvalidData
 from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment
+from .models import Assignment, Proposal, ProposalStatus
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .proposal_figures import proposal_figures
+from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import review_queue_of, work_of
 from .workspace import describe_edit, labels_context, step_context
 
@@ -115,6 +117,34 @@ def _review(r, t, v, post):
     text = post.get("comment", "").strip()
     comments = [{"step": _int(post, "step", optional=True), "text": text}] if text else []
     return s.do_review(t, r.user, v, post.get("decision"), comments)
+
+
+def _proposal(t: Trajectory, post) -> Proposal:
+    try:
+        proposal = Proposal.objects.get(trajectory=t, pk=int(post.get("proposal", "")))
+    except (Proposal.DoesNotExist, ValueError):
+        given = post.get("proposal")
+        raise InvalidData(f"proposal {given!r} is not a proposal of this trajectory") from None
+    proposal.trajectory = t  # the edit bumps the version of the one the page is rendered from
+    return proposal
+
+
+def _items(post) -> str | list[str]:
+    items = post.get("items", "")
+    return "all" if items == "all" else [items]
+
+
+def _proposal_accept(r, t, v, post):
+    proposal = _proposal(t, post)
+    items = _items(post)
+    edited = {}
+    if items != "all":
+        part, _, index = items[0].partition(":")
+        proposed = proposal.payload.get(part, [])
+        item = proposed[int(index)] if index.isdigit() and int(index) < len(proposed) else {}
+        edited = {k: v for k, v in post.items() if k in item and k not in ("proposal", "items")}
+        edited = {k: v for k, v in edited.items() if v != item[k]}
+    return s.do_accept(proposal, r.user, v, items, edited)
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -231,6 +261,17 @@ OPERATIONS: dict[str, Operation] = {
         ),
     ),
     "review": (REVIEW, True, _review),
+    "propose": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_start_proposals(t.project, r.user, {"trajectories": [str(t.uid)]}),
+    ),
+    "proposal_accept": (EDIT, True, _proposal_accept),
+    "proposal_reject": (
+        EDIT,
+        True,
+        lambda r, t, v, p: s.do_reject(_proposal(t, p), r.user, _items(p)),
+    ),
 }
 
 
@@ -328,9 +369,19 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
 @login_required
 @require_GET
 def review_queue(request: HttpRequest) -> HttpResponse:
-    to_review = review_queue_of(request.user)
-    mine = work_of(request.user)
-    return render(request, "annotate/review_queue.html", {"to_review": to_review, "mine": mine})
+    user = request.user
+    waiting = (
+        Proposal.objects.filter(trajectory__in=trajectories_of(user), status=ProposalStatus.PENDING)
+        .exclude(payload={})
+        .select_related("trajectory__task", "trajectory__project")
+        .order_by("created_at")
+    )
+    context = {
+        "to_review": review_queue_of(user),
+        "mine": work_of(user),
+        "proposals_waiting": waiting,
+    }
+    return render(request, "annotate/review_queue.html", context)
 
 
 # ---------------------------------------------------------------- assignment
@@ -422,3 +473,29 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
+
+
+# ---------------------------------------------------------------- proposals
+
+
+@login_required
+@forbidden_on_access_denied
+def proposals(request: HttpRequest, project_id: int) -> HttpResponse:
+    """How each proposer's proposals fared; admins ask for proposals on a selection or all."""
+    project = access_project(request.user, project_id)
+    is_admin = request.user.is_superuser or role_in(project, request.user) == Role.ADMIN
+    context: dict[str, Any] = {"project": project, "is_admin": is_admin, "proposers": PROPOSERS}
+    status = 200
+    if request.method == "POST":
+        access_project(request.user, project_id, roles=(Role.ADMIN,))
+        try:
+            context["job"] = s.do_start_proposals(
+                project,
+                request.user,
+                {"trajectories": request.POST.get("trajectories", "")},
+                request.POST.get("proposer", DEFAULT_PROPOSER),
+            )
+        except InvalidData as exc:
+            context["flash"], status = str(exc), 400
+    context["figures"] = proposal_figures(project)
+    return render(request, "annotate/proposals.html", context, status=status)

@@ -38,7 +38,7 @@ from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
 from .history import history_entries
-from .models import Assignment, ReviewComment
+from .models import Assignment, Proposal, ProposalStatus, ReviewComment
 from .permissions import may_edit, may_review
 from .queues import next_item
 
@@ -287,7 +287,92 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "relations": Relation.choices,
         "successes": SubgoalSuccess.choices,
         **undo_state(trajectory),
+        **proposal_context(trajectory, index),
     }
+
+
+PART_NAMES = {"subgoals": "subgoal", "memory_targets": "memory target", "anchors": "anchor"}
+
+
+def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
+    """The newest proposal with items still to decide (or the newest failed one), as a track
+    of proposed subgoals and a list of pending items; the items on step ``index`` first."""
+    proposals = list(Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id"))
+    open_ = next(
+        (
+            p
+            for p in proposals
+            if p.status == ProposalStatus.PENDING
+            and p.payload
+            and any(
+                str(i) not in p.decisions.get(part, {})
+                for part in PART_NAMES
+                for i in range(len(p.payload.get(part, [])))
+            )
+        ),
+        None,
+    )
+    asked = next((p for p in proposals if p.status == ProposalStatus.PENDING), None)
+    failed = next((p for p in proposals if p.status == ProposalStatus.FAILED), None)
+    decided = next((p for p in proposals if p.decided_at is not None), None)
+    context: dict[str, Any] = {
+        "proposal": open_,
+        "proposal_decided": decided if open_ is None else None,
+        "proposal_waiting": asked if open_ is None and asked and not asked.payload else None,
+        "proposal_failed": failed if open_ is None else None,
+    }
+    if open_ is None:
+        return context
+    items = []
+    for part, name in PART_NAMES.items():
+        decided = open_.decisions.get(part, {})
+        for i, item in enumerate(open_.payload.get(part, [])):
+            if str(i) in decided:
+                continue
+            if part == "subgoals":
+                steps = range(item["start"], item["end"] + 1)
+                label = f"{item['start']}–{item['end']} {item.get('text', '')}"
+                editable = ("text", item.get("text", ""))
+            elif part == "memory_targets":
+                steps = [item["encode_step"], *item["retrieve_steps"]]
+                label = f"{item['key']} = {item['value']} (step {item['encode_step']} → "
+                label += ", ".join(str(r) for r in item["retrieve_steps"]) + ")"
+                editable = ("value", item["value"])
+            else:
+                steps = [item["step"]]
+                label = f"step {item['step']} {item['type']}: {item['content']}"
+                editable = ("content", item["content"])
+            items.append(
+                {
+                    "id": f"{part}:{i}",
+                    "dom": f"{part}-{i}",
+                    "kind": name,
+                    "label": label,
+                    "field": editable[0],
+                    "value": editable[1],
+                    "here": index in steps,
+                }
+            )
+    items.sort(key=lambda it: not it["here"])
+    cells = []
+    pending_subgoals = [
+        (i, g)
+        for i, g in enumerate(open_.payload.get("subgoals", []))
+        if str(i) not in open_.decisions.get("subgoals", {})
+    ]
+    for step in range(trajectory.step_count):
+        found = next(((i, g) for i, g in pending_subgoals if g["start"] <= step <= g["end"]), None)
+        cells.append(
+            {
+                "index": step,
+                "item": f"subgoals:{found[0]}" if found else "",
+                "first": bool(found) and found[1]["start"] == step,
+                "text": found[1].get("text", "") if found else "",
+                "range": f"{found[1]['start']}–{found[1]['end']}" if found else "",
+            }
+        )
+    context.update(proposal_items=items, proposal_track=cells)
+    return context
 
 
 def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:

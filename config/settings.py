@@ -327,3 +327,13 @@ WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll
 WAYPOINT_JUDGE_URL = os.getenv("WAYPOINT_JUDGE_URL", "")
 WAYPOINT_JUDGE_MODEL = os.getenv("WAYPOINT_JUDGE_MODEL", "gpt-4o-mini")
 WAYPOINT_JUDGE_API_KEY = os.getenv("WAYPOINT_JUDGE_API_KEY", "")
+
+# The LLM proposer: any OpenAI-compatible chat completions API with image input.
+LLM_BASE_URL = os.getenv("LLM_BASE_URL", "")  # e.g. http://localhost:8001/v1; empty: off
+LLM_MODEL = os.getenv("LLM_MODEL", "gpt-4o-mini")
+LLM_API_KEY = os.getenv("LLM_API_KEY", "")
+LLM_TIMEOUT_S = envint("LLM_TIMEOUT_S", 120)  # one request
+LLM_MAX_IN_FLIGHT = envint("LLM_MAX_IN_FLIGHT", 2)  # requests at once, per worker process
+LLM_HTTP_RETRIES = envint("LLM_HTTP_RETRIES", 4)  # 429 / 5xx / timeouts, with backoff
+LLM_INVALID_RETRIES = envint("LLM_INVALID_RETRIES", 2)  # answers that are not valid labels
+LLM_BACKOFF_MS = envint("LLM_BACKOFF_MS", 1000)  # first wait; doubles each retry

@@ -17,6 +17,7 @@ TRAJECTORY_COPIED = "trajectory.copied"
 # jobs
 JOB_IMPORT_QUEUED = "job.import_queued"
 JOB_EXPORT_QUEUED = "job.export_queued"
+JOB_PROPOSALS_QUEUED = "job.proposals_queued"
 JOB_REQUEUED = "job.requeued"
 JOB_RETRIED = "job.retried"
 JOB_SUCCEEDED = "job.succeeded"
@@ -68,6 +69,10 @@ REVIEW_DECIDED = {
     "reject": REVIEW_REJECTED,
     "send_back": REVIEW_SENT_BACK,
 }
+PROPOSAL_REQUESTED = "proposal.requested"
+PROPOSAL_FAILED = "proposal.failed"
+PROPOSAL_ACCEPTED = "proposal.accepted"  # a label edit: proposed items become labels
+PROPOSAL_REJECTED = "proposal.rejected"
 ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
 

@@ -22,6 +22,7 @@ import tarfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import Any
@@ -56,6 +57,19 @@ PROGRESS_INTERVAL_S = 0.5
 
 RUN_JOB_TASK = "trajectories.run_job"  # the name of trajectories.tasks.run_job_task
 
+# Kinds of job run by an app above this one (``annotate`` registers "propose" when it is
+# ready), so the job machinery serves them without depending on them. A runner that hands
+# its work to other tasks returns DETACHED: the job stays running, those tasks touch its
+# heartbeat and the last one ends it (:func:`end_detached_job`); if they all vanish, the
+# reaper requeues the job and the runner hands out what is left again.
+DETACHED = "detached"
+Runner = Callable[[Job, Callable[[int, int], None]], dict[str, Any] | str]
+RUNNERS: dict[str, Runner] = {}
+
+
+def register_runner(kind: str, runner: Runner) -> None:
+    RUNNERS[kind] = runner
+
 
 def _send(job_id: int) -> None:
     """Queue the job for a worker, by the task's name (tasks.py imports this module)."""
@@ -65,7 +79,7 @@ def _send(job_id: int) -> None:
         current_app.send_task(RUN_JOB_TASK, args=(job_id,))
 
 
-def _enqueue(job: Job) -> None:
+def enqueue_job(job: Job) -> None:
     transaction.on_commit(lambda: _send(job.pk))
 
 
@@ -151,7 +165,7 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
             obj=job,
             after={"format": fmt, "file": name, "as_copies": as_copies},
         )
-        _enqueue(job)
+        enqueue_job(job)
     return job
 
 
@@ -188,7 +202,7 @@ def do_start_export(
             obj=job,
             after={"format": fmt, **params},
         )
-        _enqueue(job)
+        enqueue_job(job)
     return job
 
 
@@ -283,7 +297,9 @@ def run_job(job_id: int) -> None:
     tmp.mkdir(parents=True)
     try:
         with _Heartbeat(job):
-            if job.kind == JobKind.IMPORT:
+            if job.kind in RUNNERS:
+                counts = RUNNERS[job.kind](job, progress)
+            elif job.kind == JobKind.IMPORT:
                 counts = _run_import(job, tmp, progress)
             else:
                 counts = _run_export(job, tmp, progress)
@@ -293,7 +309,8 @@ def run_job(job_id: int) -> None:
         log.exception("job %s failed", job.pk)
         _finish(job, JobStatus.FAILED, message=f"internal error: {type(exc).__name__}: {exc}")
     else:
-        _finish(job, JobStatus.SUCCEEDED, counts=counts)
+        if counts != DETACHED:
+            _finish(job, JobStatus.SUCCEEDED, counts=counts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -391,7 +408,7 @@ def do_retry_job(job: Job, actor) -> Job:
         )
         if retried:
             record_event(events.JOB_RETRIED, actor=actor, project=job.project, obj=job, after={})
-            _enqueue(job)
+            enqueue_job(job)
     job.refresh_from_db()
     return job
 
@@ -452,14 +469,38 @@ def zip_folder(folder: Path, archive: Path) -> None:
                 out.write(path, f"{folder.name}/{path.relative_to(folder)}", compress)
 
 
-def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = None) -> bool:
+def touch_detached_job(job_id: int, done: int = 0) -> None:
+    """A detached task of the job did ``done`` more of it (and is alive)."""
+    Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
+        done=F("done") + done, heartbeat_at=timezone.now()
+    )
+
+
+def end_detached_job(job_id: int, counts: dict[str, Any]) -> bool:
+    """End a detached job as succeeded once all of it is done; True for the one call that
+    ends it."""
+    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.status != JobStatus.RUNNING or job.done < job.total:
+        return False
+    return _finish(job, JobStatus.SUCCEEDED, counts=counts, any_worker=True)
+
+
+def _finish(
+    job: Job,
+    status: str,
+    *,
+    message: str = "",
+    counts: dict | None = None,
+    any_worker: bool = False,
+) -> bool:
     """Record how the job ended, unless another worker has taken it over meanwhile."""
     updates: dict[str, Any] = {"status": status, "message": message, "finished_at": timezone.now()}
     if counts is not None:
         updates["counts"] = counts
-    ended = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, worker=job.worker).update(
-        **updates
-    )
+    running = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING)
+    if not any_worker:
+        running = running.filter(worker=job.worker)
+    ended = running.update(**updates)
     if not ended:
         log.warning("job %s was taken over by another worker; %s not recorded", job.pk, status)
         return False

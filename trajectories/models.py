@@ -479,6 +479,7 @@ class LabelEdit(models.Model):
 class JobKind(models.TextChoices):
     IMPORT = "import", "Import"
     EXPORT = "export", "Export"
+    PROPOSE = "propose", "Proposals"
 
 
 class JobStatus(models.TextChoices):
@@ -489,7 +490,8 @@ class JobStatus(models.TextChoices):
 
 
 class Job(models.Model):
-    """An import or export run by a Celery worker, with progress for the page and the API."""
+    """An import, export or proposal run by a Celery worker, with progress for the page and the
+    API. A proposal job's ``format`` is the proposer's name."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=16, choices=JobKind.choices)

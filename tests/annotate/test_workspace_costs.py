@@ -15,8 +15,8 @@ from trajectories.services import do_import_trajectory
 pytestmark = pytest.mark.django_db
 
 # session, user, trajectory (project, task), role, subgoals, memory targets, anchors, links,
-# comments, history, assignees, undo stack, steps (the selected one among them)
-FULL_PAGE_QUERIES = 13
+# comments, history, assignees, undo stack, proposals, steps (the selected one among them)
+FULL_PAGE_QUERIES = 14
 
 
 def workspace_queries(client, trajectory, **headers) -> int:

@@ -93,9 +93,9 @@
       const film = frame.parentElement;
       film.scrollLeft = frame.offsetLeft - film.offsetLeft - (film.clientWidth - frame.offsetWidth) / 2;
     }
-    $$("#ws-track .cell.current").forEach((c) => c.classList.remove("current"));
-    const cell = $(`#ws-track .cell[data-step="${index}"]`);
-    if (cell) cell.classList.add("current");
+    $$("#ws-track .cell.current, #ws-proposed .cell.current").forEach((c) => c.classList.remove("current"));
+    $$(`#ws-track .cell[data-step="${index}"], #ws-proposed .cell[data-step="${index}"]`).forEach(
+      (c) => c.classList.add("current"));
     const url = new URL(window.location);
     url.searchParams.set("step", index);
     history.replaceState(null, "", url);
@@ -112,7 +112,7 @@
   ws.addEventListener("click", (evt) => {
     const frame = evt.target.closest(".ws-film .frame a");
     const jump = evt.target.closest("[data-jump]");
-    const cell = evt.target.closest("#ws-track .cell");
+    const cell = evt.target.closest("#ws-track .cell, #ws-proposed .cell");
     if (frame) {
       evt.preventDefault();
       select(Number(frame.parentElement.dataset.step));
@@ -269,6 +269,8 @@
         $("#ws-goto-step").focus();
         return true;
       case "n": click("#ws-next"); return true;
+      case "y": click(".pr-accept.here"); return true; // the proposed item on this step
+      case "x": click(".pr-reject.here"); return true;
     }
     return false;
   }

@@ -1,0 +1,442 @@
+"""Asking for proposals and running a proposer; accepting or rejecting what it proposed.
+
+A proposal is one per trajectory, proposer and prompt version: asking again returns the one
+there is (and runs a failed one again). Accepting proposed items is an ordinary label edit of
+the one edit protocol (versioned, audited as ``proposal.accepted``, undoable); the labels keep
+where they came from (a subgoal's ``origin``, evidence ``source``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from contextvars import ContextVar
+from datetime import timedelta
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from trajectories import events
+from trajectories.edits import edit
+from trajectories.jobs import (
+    DETACHED,
+    end_detached_job,
+    enqueue_job,
+    run_job,
+    touch_detached_job,
+)
+from trajectories.label_edits import check_evidence, next_anchor_key, text_field
+from trajectories.labels import anchor_row, memory_target_row, subgoal_row
+from trajectories.models import Anchor, Job, JobKind, Project, Subgoal, Trajectory
+from trajectories.selectors import check_trajectory_filters, trajectory_list
+from trajectories.services import record_event
+from trajectories.validation import (
+    InvalidData,
+    check_anchor_type,
+    check_memory_target,
+    check_step_index,
+    check_success,
+)
+
+from ..models import Proposal, ProposalStatus
+from ..proposers import DEFAULT_PROPOSER, check_payload, episode_of_trajectory, get_proposer
+
+
+def do_request_proposal(
+    trajectory: Trajectory, actor, proposer: str = DEFAULT_PROPOSER
+) -> tuple[Proposal, bool]:
+    """The trajectory's proposal by this proposer's current prompt; True when it is to run
+    (new, or failed before). Asking twice does not make two."""
+    impl = get_proposer(proposer)
+    if not trajectory.step_count:
+        raise InvalidData("trajectory: it has no steps to propose labels for")
+    key = {"trajectory": trajectory, "proposer": impl.name, "prompt_version": impl.prompt_version}
+    with transaction.atomic():
+        found = Proposal.objects.select_for_update().filter(**key).first()
+        if found is not None:
+            if found.status != ProposalStatus.FAILED:
+                return found, False
+            Proposal.objects.filter(pk=found.pk).update(status=ProposalStatus.PENDING, error="")
+            found.status, found.error = ProposalStatus.PENDING, ""
+            return found, True
+        try:
+            with transaction.atomic():
+                proposal = Proposal.objects.create(
+                    **key, model=getattr(impl, "model", ""), requested_by=actor
+                )
+        except IntegrityError:  # a concurrent request made it first
+            return Proposal.objects.get(**key), False
+        record_event(events.PROPOSAL_REQUESTED, actor=actor, trajectory=trajectory, obj=proposal)
+    return proposal, True
+
+
+def run_proposal(proposal: Proposal) -> Proposal:
+    """Ask the proposer and store its payload; a failure keeps the raw output and the error,
+    never labels. A proposal already proposed is left as it is."""
+    if proposal.payload or proposal.status != ProposalStatus.PENDING:
+        return proposal
+    trajectory = proposal.trajectory
+    began = time.perf_counter()
+    try:
+        impl = get_proposer(proposal.proposer)  # the LLM's may be unconfigured here
+        episode = episode_of_trajectory(trajectory, images=getattr(impl, "wants_images", False))
+        answer = impl.propose(episode)
+        error = answer.error
+        payload = check_payload(answer.payload, len(episode.actions)) if not error else {}
+    except InvalidData as exc:
+        answer, error, payload = None, str(exc), {}
+    fields: dict[str, Any] = {
+        "payload": payload,
+        "raw_output": answer.raw_output if answer else "",
+        "error": error,
+        "duration_ms": round(1000 * (time.perf_counter() - began)),
+        "prompt_tokens": answer.prompt_tokens if answer else 0,
+        "completion_tokens": answer.completion_tokens if answer else 0,
+        "model": (answer.model if answer and answer.model else proposal.model),
+    }
+    if error:
+        fields["status"] = ProposalStatus.FAILED
+    Proposal.objects.filter(pk=proposal.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(proposal, name, value)
+    if error:
+        record_event(
+            events.PROPOSAL_FAILED,
+            trajectory=trajectory,
+            obj=proposal,
+            after={"error": error, "raw_output": proposal.raw_output[:2000]},
+        )
+    return proposal
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def do_start_proposals(
+    project: Project,
+    actor,
+    filters: dict[str, Any] | None = None,
+    proposer: str = DEFAULT_PROPOSER,
+) -> Job:
+    """Queue a job asking ``proposer`` for proposals on the project's trajectories that match
+    ``filters`` (the trajectory list's: ``{"trajectories": [uid, ...]}`` for a selection,
+    none for all)."""
+    get_proposer(proposer)
+    filters = check_trajectory_filters(filters)
+    chosen = list(trajectory_list(None, project, filters))
+    if not chosen:
+        raise InvalidData("trajectories: no trajectory of this project matches the selection")
+    ids = [t.pk for t in chosen]
+    with transaction.atomic():
+        for trajectory in chosen:  # pending from now on: the workspace shows they were asked
+            if trajectory.step_count:
+                do_request_proposal(trajectory, actor, proposer)
+        job = Job.objects.create(
+            project=project,
+            kind=JobKind.PROPOSE,
+            format=proposer,
+            created_by=actor,
+            params={"filters": filters, "trajectories": ids},
+            total=len(ids),
+        )
+        record_event(
+            events.JOB_PROPOSALS_QUEUED,
+            actor=actor,
+            project=project,
+            obj=job,
+            after={"proposer": proposer, "trajectories": len(ids), "filters": filters},
+        )
+        enqueue_job(job)
+    return job
+
+
+PROPOSE_TASK = "annotate.propose_trajectory"  # the name of annotate.tasks.propose_task
+
+
+def run_proposal_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any] | str:
+    """Hand each trajectory's proposal to a task of its own (one trajectory per task); the
+    last task ends the job. Run again (its worker lost), it hands out only what is left."""
+    ids = job.params.get("trajectories", [])
+    counts: Counter[str] = Counter()
+    to_run = []
+    for pk in ids:
+        trajectory = Trajectory.objects.filter(pk=pk, project=job.project).first()
+        if trajectory is None:
+            counts["gone"] += 1
+        elif not trajectory.step_count:
+            counts["without steps"] += 1
+        else:
+            proposal, _ = do_request_proposal(trajectory, job.created_by, job.format)
+            if proposal.status == ProposalStatus.PENDING and not proposal.payload:
+                to_run.append(proposal.pk)
+            else:
+                counts["already proposed"] += 1
+    if not to_run:
+        return dict(counts)
+    params = {**job.params, "settled": dict(counts), "dispatched": to_run}
+    Job.objects.filter(pk=job.pk).update(params=params, done=len(ids) - len(to_run))
+    for proposal_id in to_run:
+        _send_proposal(proposal_id, job.pk)
+    return DETACHED
+
+
+_HERE: ContextVar[bool] = ContextVar("proposals_here", default=False)
+
+
+def run_job_here(job_id: int) -> None:
+    """Run a proposal job and its proposals in this process (``manage.py propose --now``)."""
+    token = _HERE.set(True)
+    try:
+        run_job(job_id)
+    finally:
+        _HERE.reset(token)
+
+
+def _send_proposal(proposal_id: int, job_id: int) -> None:
+    if settings.CELERY_TASK_ALWAYS_EAGER or _HERE.get():
+        run_dispatched_proposal(proposal_id, job_id)
+    else:
+        current_app.send_task(PROPOSE_TASK, args=(proposal_id, job_id))
+
+
+def run_dispatched_proposal(proposal_id: int, job_id: int | None = None) -> bool:
+    """Claim a pending proposal (a conditional UPDATE) and run it; False when another task
+    has it or it is done. The job, if any, counts it and ends after its last proposal."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
+    claimed = (
+        Proposal.objects.filter(pk=proposal_id, status=ProposalStatus.PENDING, payload={})
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=stale))
+        .update(claimed_at=now)
+    )
+    if not claimed:
+        return False
+    stop = threading.Event()
+    if job_id:
+        touch_detached_job(job_id)
+        threading.Thread(target=_beat, args=(job_id, proposal_id, stop), daemon=True).start()
+    try:
+        run_proposal(Proposal.objects.select_related("trajectory__task").get(pk=proposal_id))
+    except Exception:
+        Proposal.objects.filter(pk=proposal_id).update(claimed_at=None)  # for the retry
+        raise
+    finally:
+        stop.set()
+    if job_id:
+        touch_detached_job(job_id, done=1)
+        end_detached_job(job_id, _job_counts(job_id))
+    return True
+
+
+def _beat(job_id: int, proposal_id: int, stop: threading.Event) -> None:
+    """While a proposer works (an LLM may take minutes), the job and the claim stay fresh."""
+    try:
+        while not stop.wait(settings.WAYPOINT_JOB_HEARTBEAT_S):
+            touch_detached_job(job_id)
+            Proposal.objects.filter(pk=proposal_id).update(claimed_at=timezone.now())
+    finally:
+        connection.close()  # this thread's own connection
+
+
+def _job_counts(job_id: int) -> dict[str, Any]:
+    params = Job.objects.values_list("params", flat=True).get(pk=job_id)
+    counts = Counter(params.get("settled", {}))
+    statuses = Proposal.objects.filter(pk__in=params.get("dispatched", [])).values_list(
+        "status", flat=True
+    )
+    for status in statuses:
+        counts["failed" if status == ProposalStatus.FAILED else "proposed"] += 1
+    return dict(counts)
+
+
+def pending_items(proposal: Proposal) -> dict[str, list[int]]:
+    """Indices of the proposed items not decided yet, by part."""
+    return {
+        part: [
+            i
+            for i in range(len(proposal.payload.get(part, [])))
+            if str(i) not in proposal.decisions.get(part, {})
+        ]
+        for part in PARTS
+    }
+
+
+PARTS = ("subgoals", "memory_targets", "anchors")
+
+
+def _touch_decided(proposal: Proposal) -> None:
+    """Once every item is decided, the proposal's status says how it went."""
+    if any(pending_items(proposal).values()) or proposal.status == ProposalStatus.FAILED:
+        return
+    decided = [d for part in proposal.decisions.values() for d in part.values()]
+    if decided and all(d == "rejected" for d in decided):
+        proposal.status = ProposalStatus.REJECTED
+    elif "edited" in decided:
+        proposal.status = ProposalStatus.EDITED
+    else:
+        proposal.status = ProposalStatus.ACCEPTED
+    proposal.decided_at = timezone.now()
+
+
+# ---------------------------------------------------------------- accepting and rejecting
+
+EDITABLE_FIELDS = {
+    "subgoals": ("text", "effect", "behaviour", "success"),
+    "memory_targets": ("key", "value"),
+    "anchors": ("content", "description"),
+}
+
+
+def check_items(proposal: Proposal, items: Any) -> list[tuple[str, int]]:
+    """``"all"`` (every pending item) or part:index names like ``"subgoals:2"``, still pending."""
+    pending = pending_items(proposal)
+    checked = []
+    if items == "all":
+        checked = [(part, i) for part in PARTS for i in pending[part]]
+        items = []
+    elif isinstance(items, str):
+        items = [items]
+    for item in items if isinstance(items, list | tuple) else [items]:
+        part, _, index = str(item).partition(":")
+        if part not in PARTS or not index.isdigit():
+            raise InvalidData(f"items: {item!r} is not a proposed item (e.g. subgoals:0)")
+        if int(index) >= len(proposal.payload.get(part, [])):
+            raise InvalidData(f"items: proposal {proposal.pk} has no {part} item {index}")
+        if int(index) not in pending[part]:
+            raise InvalidData(f"items: {item} was already decided")
+        checked.append((part, int(index)))
+    if not checked:
+        raise InvalidData("items: nothing left to decide in this proposal")
+    return checked
+
+
+def _check_decidable(proposal: Proposal) -> None:
+    if proposal.status == ProposalStatus.FAILED:
+        raise InvalidData(
+            f"proposal {proposal.pk} failed ({proposal.error}): there is nothing to accept"
+        )
+
+
+def do_accept(
+    proposal: Proposal,
+    actor,
+    expected_version: Any,
+    items: Any = "all",
+    edited: dict[str, Any] | None = None,
+) -> Proposal:
+    """Make proposed items labels, one label edit per part (``proposal.accepted``, undoable).
+
+    ``edited`` (for a single item) changes its fields as it is accepted: the decision is then
+    ``edited``. A proposed subgoal that overlaps an accepted one is refused, naming both.
+    """
+    _check_decidable(proposal)
+    trajectory = proposal.trajectory
+    chosen = check_items(proposal, items)
+    edited = {k: v for k, v in (edited or {}).items() if v is not None}
+    if edited and len(chosen) != 1:
+        raise InvalidData("edited: only one item at a time can be accepted with changes")
+    by_part: dict[str, list[dict[str, Any]]] = {}
+    for part, index in chosen:
+        item = dict(proposal.payload[part][index])
+        if edited:
+            allowed = EDITABLE_FIELDS[part]
+            for name in edited:
+                if name not in allowed:
+                    raise InvalidData(f"{name}: is not one of {', '.join(allowed)}")
+                text_field(edited[name], name, required=name in ("key", "content"))
+            item.update(edited)
+        by_part.setdefault(part, []).append(item)
+    version = expected_version
+    with transaction.atomic():
+        for part in PARTS:
+            if part in by_part:
+                edit(
+                    trajectory,
+                    actor,
+                    version,
+                    events.PROPOSAL_ACCEPTED,
+                    part,
+                    lambda locked, part=part: _add(locked, proposal, part, by_part[part]),
+                    object_type="Proposal",
+                )
+                version = trajectory.version
+        decision = "edited" if edited else "accepted"
+        _decide(proposal, actor, chosen, decision)
+    return proposal
+
+
+def _add(locked: Trajectory, proposal: Proposal, part: str, items: list[dict[str, Any]]):
+    origin = proposal.origin
+    n = locked.step_count
+    if part == "subgoals":
+        accepted = list(Subgoal.objects.filter(trajectory=locked).order_by("start"))
+        for g in items:
+            check_step_index(g["start"], n, "start")
+            check_step_index(g["end"], n, "end")
+            for other in accepted:
+                if g["start"] <= other.end and other.start <= g["end"]:
+                    raise InvalidData(
+                        f"the proposed subgoal {g['start']}–{g['end']} overlaps the accepted "
+                        f"subgoal {other.start}–{other.end}: move or delete that one first"
+                    )
+            g["success"] = check_success(g.get("success", ""), "success")
+            row = subgoal_row(locked, {**g, "origin": origin})
+            row.save(force_insert=True)
+            accepted.append(row)
+    elif part == "memory_targets":
+        for m in items:
+            retrieve = check_memory_target(m["encode_step"], m["retrieve_steps"], n, "")
+            evidence = check_evidence({**(m.get("evidence") or {}), "source": origin})
+            memory_target_row(locked, {**m, "retrieve_steps": retrieve, "evidence": evidence}).save(
+                force_insert=True
+            )
+    else:
+        keys = list(Anchor.objects.filter(trajectory=locked).values_list("key", flat=True))
+        for a in items:
+            check_step_index(a["step"], n, "step")
+            check_anchor_type(a["type"], "type")
+            key = next_anchor_key(keys)
+            keys.append(key)
+            evidence = check_evidence({**(a.get("evidence") or {}), "source": origin})
+            anchor_row(locked, {**a, "evidence": evidence}, key).save(force_insert=True)
+    return proposal
+
+
+def do_reject(proposal: Proposal, actor, items: Any = "all") -> Proposal:
+    """Set proposed items aside; nothing is written to the labels."""
+    _check_decidable(proposal)
+    chosen = check_items(proposal, items)
+    with transaction.atomic():
+        _decide(proposal, actor, chosen, "rejected")
+    return proposal
+
+
+def _decide(proposal: Proposal, actor, chosen: list[tuple[str, int]], decision: str) -> None:
+    locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    for part, index in chosen:
+        if str(index) in locked.decisions.get(part, {}):
+            raise InvalidData(f"items: {part}:{index} was already decided")
+        locked.decisions.setdefault(part, {})[str(index)] = decision
+    proposal.decisions, proposal.status = locked.decisions, locked.status
+    _touch_decided(proposal)
+    proposal.decided_by = actor
+    Proposal.objects.filter(pk=proposal.pk).update(
+        decisions=proposal.decisions,
+        status=proposal.status,
+        decided_at=proposal.decided_at,
+        decided_by=actor,
+    )
+    if decision == "rejected":
+        record_event(
+            events.PROPOSAL_REJECTED,
+            actor=actor,
+            trajectory=proposal.trajectory,
+            obj=proposal,
+            after={"items": [f"{p}:{i}" for p, i in chosen], "proposer": proposal.proposer},
+        )

@@ -1,0 +1,106 @@
+"""Proposals in the annotation workspace: asked for, shown apart, accepted, edited, rejected."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Proposal, ProposalStatus
+from tests.annotate.test_pages import client_of, edit
+from tests.annotate.test_proposals import PAYLOAD
+from trajectories.labels import all_labels
+from trajectories.models import Job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def proposal(blank):
+    return Proposal.objects.create(
+        trajectory=blank, proposer="heuristic", prompt_version="h1", payload=PAYLOAD
+    )
+
+
+def test_an_editor_asks_for_proposals_from_the_workspace(
+    blank, bob, charlie, django_capture_on_commit_callbacks
+):
+    page = client_of(bob).get(f"/trajectories/{blank.pk}/workspace/").content.decode()
+    assert 'id="pr-ask"' in page and 'id="ws-proposed"' in page
+    assert 'class="ws-track proposed"' not in page  # nothing proposed yet
+    with django_capture_on_commit_callbacks(execute=False):
+        answer = edit(client_of(bob), blank, "propose", version=blank.version)
+    assert answer.status_code == 200
+    job = Job.objects.get(kind="propose")
+    assert job.params["trajectories"] == [blank.pk] and job.created_by == bob
+    assert "Proposals by heuristic were asked for" in answer.content.decode()
+    assert edit(client_of(charlie), blank, "propose", version=blank.version).status_code == 404
+
+
+def test_proposals_show_as_their_own_track_with_the_items_on_this_step_first(proposal, blank, bob):
+    page = client_of(bob).get(f"/trajectories/{blank.pk}/workspace/?step=4").content.decode()
+    assert 'class="ws-track proposed"' in page and "Proposed by <b>heuristic</b>" in page
+    items = page.split('class="proposal-items"')[1]
+    assert items.index("pr-subgoals-1") < items.index("pr-subgoals-0")  # 3–5 covers step 4
+    assert 'class="pr-accept here" id="pr-accept-subgoals-1"' in page
+    assert "5 proposed items to decide" in page
+
+
+def test_accept_edit_and_reject_from_the_workspace(proposal, blank, bob):
+    client = client_of(bob)
+    answer = edit(
+        client,
+        blank,
+        "proposal_accept",
+        version=blank.version,
+        proposal=proposal.pk,
+        items="subgoals:0",
+        text="Open ShopMate",
+    )
+    assert answer.status_code == 200
+    assert f'data-version="{blank.version + 1}"' in answer.content.decode()  # the new version
+    (g,) = all_labels(blank)["subgoals"]
+    assert (g["text"], g["origin"]) == ("Open ShopMate", f"proposal:{proposal.pk}:heuristic")
+    blank.refresh_from_db()
+    edit(
+        client,
+        blank,
+        "proposal_accept",
+        version=blank.version,
+        proposal=proposal.pk,
+        items="memory_targets:0",
+    )
+    assert all_labels(blank)["memory_targets"][0]["value"] == "$4.20"  # unchanged: accepted
+    answer = edit(
+        client, blank, "proposal_reject", version=blank.version, proposal=proposal.pk, items="all"
+    )
+    assert 'class="ws-track proposed"' not in answer.content.decode()
+    assert "was accepted and edited by bob" in answer.content.decode()
+    assert 'id="pr-ask"' not in answer.content.decode()  # asking again would change nothing
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.EDITED
+    assert proposal.decisions == {
+        "subgoals": {"0": "edited", "1": "rejected"},
+        "memory_targets": {"0": "accepted"},
+        "anchors": {"0": "rejected", "1": "rejected"},
+    }
+
+
+def test_a_proposal_of_another_trajectory_is_refused(proposal, project, bob, alice):
+    from annotate.services import do_assign
+    from tests.annotate.conftest import blank_record
+    from trajectories.services import do_import_trajectory
+
+    other, _ = do_import_trajectory(project, blank_record(seed=9))
+    do_assign(other, bob, alice)
+    answer = edit(
+        client_of(bob),
+        other,
+        "proposal_accept",
+        version=other.version,
+        proposal=proposal.pk,
+        items="all",
+    )
+    assert answer.status_code == 400
+    assert (
+        f"proposal &#x27;{proposal.pk}&#x27; is not a proposal of this trajectory"
+        in answer.content.decode()
+    )

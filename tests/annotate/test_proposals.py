@@ -1,0 +1,154 @@
+"""Asking for proposals: one per trajectory, proposer and prompt version; failures kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Proposal, ProposalStatus
+from annotate.services.proposals import do_accept, do_reject, do_request_proposal, run_proposal
+from trajectories import label_edits
+from trajectories.edits import StaleVersion, do_undo
+from trajectories.labels import all_labels
+from trajectories.models import AuditEvent
+from trajectories.validation import InvalidData
+
+pytestmark = pytest.mark.django_db
+
+
+def test_asking_twice_for_the_same_prompt_does_not_duplicate(blank, alice, bob):
+    first, to_run = do_request_proposal(blank, alice)
+    again, to_run_again = do_request_proposal(blank, bob)
+    assert first.pk == again.pk and to_run and not to_run_again
+    assert Proposal.objects.filter(trajectory=blank).count() == 1
+    assert (first.proposer, first.prompt_version, first.status) == ("heuristic", "h1", "pending")
+    kinds = AuditEvent.objects.filter(trajectory=blank).values_list("kind", flat=True)
+    assert list(kinds).count("proposal.requested") == 1
+
+
+def test_it_refuses_an_unknown_proposer(blank, alice):
+    with pytest.raises(InvalidData, match=r"proposer: unknown proposer 'oracle' \(known: "):
+        do_request_proposal(blank, alice, "oracle")
+
+
+def test_the_heuristic_proposal_is_stored_with_its_timing(blank, alice):
+    proposal, _ = do_request_proposal(blank, alice)
+    run_proposal(proposal)
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.PENDING and proposal.error == ""
+    subgoals = proposal.payload["subgoals"]
+    assert subgoals[0]["start"] == 0 and subgoals[-1]["end"] == blank.step_count - 1
+    assert proposal.payload["anchors"][-1]["type"] == "finish"
+    assert proposal.duration_ms >= 0
+
+
+def test_a_failed_proposal_keeps_its_error_and_runs_again_when_asked(blank, alice, monkeypatch):
+    from annotate.proposers import Proposed
+    from annotate.proposers.heuristic import HeuristicProposer
+
+    monkeypatch.setattr(
+        HeuristicProposer,
+        "propose",
+        lambda self, ep: Proposed(payload={"subgoals": [{"start": 3, "end": 99}]}),
+    )
+    proposal, _ = do_request_proposal(blank, alice)
+    run_proposal(proposal)
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.FAILED and proposal.payload == {}
+    assert proposal.error == "subgoals[0]: steps 3–99 are not inside 0–5"
+    again, to_run = do_request_proposal(blank, alice)
+    assert again.pk == proposal.pk and to_run and again.status == ProposalStatus.PENDING
+
+
+PAYLOAD = {
+    "subgoals": [
+        {"start": 0, "end": 2, "text": "Open the shop", "success": "yes"},
+        {"start": 3, "end": 5, "text": "Buy", "effect": "", "behaviour": "click", "success": ""},
+    ],
+    "memory_targets": [
+        {
+            "key": "price",
+            "value": "$4.20",
+            "encode_step": 1,
+            "retrieve_steps": [4],
+            "evidence": {"bounds": [10, 100, 110, 140], "text": "$4.20"},
+        }
+    ],
+    "anchors": [
+        {"step": 1, "type": "context_info", "content": "price: $4.20"},
+        {"step": 5, "type": "finish", "content": "Finished"},
+    ],
+}
+
+
+@pytest.fixture
+def proposal(blank):
+    return Proposal.objects.create(
+        trajectory=blank, proposer="heuristic", prompt_version="h1", payload=PAYLOAD
+    )
+
+
+def test_accepting_all_makes_labels_that_say_where_they_came_from(proposal, blank, bob):
+    before = blank.version
+    do_accept(proposal, bob, blank.version)
+    labels = all_labels(blank)
+    origin = f"proposal:{proposal.pk}:heuristic"
+    assert [(g["start"], g["end"], g["text"], g["origin"]) for g in labels["subgoals"]] == [
+        (0, 2, "Open the shop", origin),
+        (3, 5, "Buy", origin),
+    ]
+    (price,) = labels["memory_targets"]
+    assert (price["key"], price["encode_step"], price["retrieve_steps"]) == ("price", 1, [4])
+    assert price["evidence"]["source"] == origin
+    assert [(a["key"], a["type"]) for a in labels["anchors"]] == [
+        ("a1", "context_info"),
+        ("a2", "finish"),
+    ]
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.ACCEPTED and proposal.decided_by == bob
+    accepted = AuditEvent.objects.filter(trajectory=blank, kind="proposal.accepted")
+    assert [(e.object_type, e.object_id) for e in accepted] == [("Proposal", str(proposal.pk))] * 3
+    blank.refresh_from_db()
+    assert blank.version == before + 3  # one edit per part
+
+
+def test_an_accepted_proposal_is_undone_like_any_edit(proposal, blank, bob):
+    do_accept(proposal, bob, blank.version, ["subgoals:0"])
+    assert len(all_labels(blank)["subgoals"]) == 1
+    assert do_undo(blank, bob, blank.version)
+    assert all_labels(blank)["subgoals"] == []
+
+
+def test_accept_and_edit_changes_the_item_and_says_so(proposal, blank, bob):
+    do_accept(proposal, bob, blank.version, "subgoals:1", {"text": "Pay for the order"})
+    (g,) = all_labels(blank)["subgoals"]
+    assert (g["start"], g["text"]) == (3, "Pay for the order")
+    do_reject(proposal, bob, "all")
+    proposal.refresh_from_db()
+    assert proposal.decisions["subgoals"] == {"1": "edited", "0": "rejected"}
+    assert proposal.status == ProposalStatus.EDITED
+    with pytest.raises(InvalidData, match="items: nothing left to decide in this proposal"):
+        do_accept(proposal, bob, blank.version)
+
+
+def test_it_refuses_an_overlap_a_decided_item_and_a_bad_field(proposal, blank, bob):
+    label_edits.do_split_subgoal(blank, bob, blank.version, 2)  # subgoals 0–1 and 2–5
+    with pytest.raises(InvalidData) as overlap:
+        do_accept(proposal, bob, blank.version, "subgoals:0")
+    assert str(overlap.value) == (
+        "the proposed subgoal 0–2 overlaps the accepted subgoal 0–1: move or delete that one first"
+    )
+    with pytest.raises(InvalidData, match="effect: is not one of key, value"):
+        do_accept(proposal, bob, blank.version, "memory_targets:0", {"effect": "x"})
+    with pytest.raises(InvalidData, match=r"items: 'steps:1' is not a proposed item"):
+        do_reject(proposal, bob, ["steps:1"])
+    do_reject(proposal, bob, ["anchors:1"])
+    with pytest.raises(InvalidData, match="items: anchors:1 was already decided"):
+        do_reject(proposal, bob, ["anchors:1"])
+    assert AuditEvent.objects.filter(kind="proposal.rejected").count() == 1
+
+
+def test_a_stale_version_is_refused_and_nothing_is_decided(proposal, blank, bob):
+    with pytest.raises(StaleVersion):
+        do_accept(proposal, bob, blank.version - 1 if blank.version else 99)
+    proposal.refresh_from_db()
+    assert proposal.decisions == {} and proposal.status == ProposalStatus.PENDING

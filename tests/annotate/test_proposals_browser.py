@@ -1,0 +1,81 @@
+"""End to end in Chromium, by keyboard: ask for proposals, accept, reject, edit, accept all."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotate.models import Proposal, ProposalStatus
+from annotate.services import do_assign
+from fixtures.generate import generate_record
+from tests.annotate.test_workspace_browser import eventually, go_to, page_as, synced
+from tests.conftest import shot
+from trajectories.models import Trajectory
+from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
+
+
+@pytest.mark.django_db(transaction=True)
+def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the proposal job runs in the request
+    users = get_user_model().objects
+    alice = users.create_user("alice", password="alice-password")
+    bob = users.create_user("bob", password="bob-password")
+    project = do_create_project("Shops", alice)
+    do_set_membership(project, bob, "annotator", alice)
+    record = generate_record(0, steps=20)
+    record.status, record.subgoals, record.memory_targets = "annotating", [], []
+    record.anchors, record.anchor_links = [], []
+    trajectory, _ = do_import_trajectory(project, record)
+    do_assign(trajectory, bob, alice)
+
+    page = page_as(browser, live_server, bob)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/trajectories/{trajectory.pk}/workspace/")
+    page.focus("#pr-ask")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#ws-proposed .ws-track.proposed")
+    proposal = Proposal.objects.get(trajectory=trajectory)
+    starts = [g["start"] for g in proposal.payload["subgoals"]]
+    assert starts == [0, 1, 6, 14, 18]
+    assert page.locator("#ws-proposed .cell.first").count() == 5
+    shot(page, "proposals-1-proposed")
+
+    # y accepts the proposed subgoal on this step; n rejects the one on another.
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("y")
+    eventually(lambda: Trajectory.objects.get(pk=trajectory.pk).subgoals.count() == 1)
+    synced(page, trajectory)
+    go_to(page, 1)
+    page.keyboard.press("x")
+    eventually(lambda: "0" in Proposal.objects.get(pk=proposal.pk).decisions["subgoals"])
+    eventually(lambda: len(Proposal.objects.get(pk=proposal.pk).decisions["subgoals"]) == 2)
+    synced(page, trajectory)
+    assert page.locator("#ws-proposed .cell.first").count() == 3
+
+    # Accept with an edit: the field of the proposed subgoal on step 6, then Enter.
+    go_to(page, 6)
+    page.focus("#pr-edit-subgoals-2")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Look up the tent's price")
+    page.keyboard.press("Enter")
+    eventually(lambda: Trajectory.objects.get(pk=trajectory.pk).subgoals.filter(start=6).exists())
+    synced(page, trajectory)
+    assert trajectory.subgoals.get(start=6).text == "Look up the tent's price"
+    shot(page, "proposals-2-decided")
+
+    page.focus("#pr-accept-all")
+    page.keyboard.press("Enter")
+    eventually(lambda: Proposal.objects.get(pk=proposal.pk).status == ProposalStatus.EDITED)
+    synced(page, trajectory)
+    assert page.locator("#ws-proposed .ws-track.proposed").count() == 0
+    origins = set(trajectory.subgoals.values_list("origin", flat=True))
+    assert origins == {f"proposal:{proposal.pk}:heuristic"}
+    assert trajectory.subgoals.count() == 4  # one of five rejected
+    assert trajectory.memory_targets.count() == len(proposal.payload["memory_targets"])
+    shot(page, "proposals-3-accepted")
+    assert page.errors == []
+
+    page.goto(f"{live_server.url}/projects/{project.pk}/proposals/")
+    row = page.locator("#proposal-figures tbody tr").first.inner_text()
+    assert row.split("\t")[:2] == ["heuristic h1", "1"]
+    shot(page, "proposals-4-figures")
