@@ -89,12 +89,7 @@ def labels_data(trajectory: Trajectory) -> dict[str, Any]:
 
 
 class LabelsAPIView(WaypointAPIView):
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, s.StaleVersion):
-            return Response(
-                {"detail": str(exc), "version": exc.version}, status=status.HTTP_409_CONFLICT
-            )
-        return super().handle_exception(exc)
+    """A stale version answers 409 with the stored version (config/errors.py)."""
 
     def edit(self, request: Request, trajectory_id: int, serializer_class, run) -> Response:
         """Check access and the request, run the edit, answer with the labels."""

@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Domain errors raised by HTML views become their status with a page (config/errors.py).
+    "config.errors.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -220,7 +222,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Domain errors become {"detail": ...} with their status, in one place (config/errors.py).
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
+# The OpenAPI schema and the docs page need a login unless this opens them to anyone.
+WAYPOINT_PUBLIC_API_DOCS = envbool("WAYPOINT_PUBLIC_API_DOCS")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Waypoint API",
     "DESCRIPTION": "Record, annotate, review and export Android GUI-agent trajectories.",

@@ -18,11 +18,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project, access_task, access_trajectory
-from trajectories.api import BadRequest, Conflict, WaypointAPIView, check_serializer
+from trajectories.api import WaypointAPIView, check_serializer
 from trajectories.models import Role, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.serializers import ActionSerializer, ErrorSerializer, TrajectorySerializer
 from trajectories.services import get_or_create_task
+from trajectories.validation import InvalidData
 
 from .models import Lease
 from .serializers import (
@@ -34,9 +35,6 @@ from .serializers import (
     StartRecordingSerializer,
 )
 from .services import (
-    DeviceGone,
-    DeviceUnavailable,
-    LeaseConflict,
     RecordingError,
     check_driver,
     connect,
@@ -68,16 +66,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 class DeviceAPIView(WaypointAPIView):
-    """Maps the recording errors to responses with a ``detail`` message."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DeviceGone):
-            return Response({"detail": str(exc)}, status=status.HTTP_410_GONE)
-        if isinstance(exc, DeviceUnavailable):
-            return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        if isinstance(exc, LeaseConflict | RecordingError):
-            exc = Conflict(str(exc))
-        return super().handle_exception(exc)
+    """Recording errors answer 409, a vanished device 410, an absent one 503 (config/errors.py)."""
 
 
 def leases_by_serial() -> dict[str, Lease]:
@@ -180,7 +169,7 @@ def task_to_record(user, data: dict[str, Any]):
         record = TaskRecord(uid=f"written:{uuid.uuid4().hex[:12]}", goal=data["goal"].strip())
         with transaction.atomic():
             return get_or_create_task(project, record)
-    raise BadRequest("task: give a task id, or a project and a goal")
+    raise InvalidData("task: give a task id, or a project and a goal")
 
 
 @extend_schema(tags=["devices"])

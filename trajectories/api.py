@@ -2,7 +2,8 @@
 
 Views are thin: fetch through an ``access_*`` helper (outsiders get 404), call a ``do_*``
 service for any write, serialize. Domain errors keep the project's one shape,
-``{"detail": message}``: :class:`InvalidData` is a 400, :class:`AccessDenied` a 403.
+``{"detail": message}``, mapped in one place (``config/errors.py``): :class:`InvalidData` is a
+400, :class:`AccessDenied` a 403.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from .access import (
-    AccessDenied,
     access_blob,
     access_job,
     access_membership,
@@ -122,14 +122,7 @@ def check_serializer(serializer: Serializer) -> dict[str, Any]:
 
 
 class WaypointAPIView(APIView):
-    """Maps the domain's exceptions to responses with a ``detail`` message."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, InvalidData):
-            exc = BadRequest(str(exc))
-        elif isinstance(exc, AccessDenied):
-            exc = exceptions.PermissionDenied(str(exc))
-        return super().handle_exception(exc)
+    """The base of every endpoint; domain errors are mapped in ``config/errors.py``."""
 
 
 class Pagination(PageNumberPagination):

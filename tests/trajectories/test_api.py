@@ -104,7 +104,8 @@ def test_it_gives_a_token_for_a_password(api, alice):
 def test_it_refuses_a_token_for_a_wrong_password(api, alice):
     response = api.post(f"{API}/auth/token/", {"username": "alice", "password": "nope"})
     assert response.status_code == 400
-    assert response.json() == {"non_field_errors": ["Unable to log in with provided credentials."]}
+    # The API's one error shape, here too (config/errors.py).
+    assert response.json() == {"detail": "Unable to log in with provided credentials."}
 
 
 def test_it_accepts_a_token(api, project, bob):

@@ -1,0 +1,173 @@
+"""One error path: domain errors answer their status everywhere, the API always in JSON.
+
+alice is the project's admin, bob an annotator, dora a reviewer, charlie an outsider.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from annotate.services import do_assign
+from tests.annotate.conftest import blank_record
+from trajectories.services import do_import_trajectory, do_set_membership
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def client_of(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def dora(project, alice):
+    dora = get_user_model().objects.create_user("dora", "dora@example.org", "dora-password")
+    do_set_membership(project, dora, "reviewer", alice)
+    return dora
+
+
+@pytest.fixture
+def trajectory(project, alice, bob):
+    trajectory, _ = do_import_trajectory(project, blank_record(steps=3))
+    do_assign(trajectory, bob, alice)
+    return trajectory
+
+
+# -------------------------------------------------------------------------------- HTML pages
+
+
+def test_a_reviewer_importing_the_virtual_devices_tasks_gets_a_403_page(project, dora):
+    response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk})
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This needs one of the roles: admin, annotator" in page
+    # The styled page with the site's navigation, not a bare line of text.
+    assert '<nav class="topnav">' in page and 'href="/devices/"' in page
+    assert "<h1>Not allowed</h1>" in page
+
+
+def test_a_missing_role_on_any_page_is_the_same_styled_403(project, bob):
+    response = client_of(bob).post(
+        f"/projects/{project.pk}/members/", {"username": "bob", "role": "admin"}
+    )
+    assert response.status_code == 403
+    assert '<nav class="topnav">' in response.content.decode()
+
+
+def test_htmx_gets_the_403_message_alone(project, dora):
+    response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk}, **HX)
+    assert response.status_code == 403
+    assert response["Content-Type"].startswith("text/plain")
+    assert response.content.decode() == "This needs one of the roles: admin, annotator"
+
+
+def test_an_unknown_page_is_a_styled_404(project, charlie):
+    response = client_of(charlie).get(f"/projects/{project.pk}/trajectories/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "<h1>Not found</h1>" in page and '<nav class="topnav">' in page
+
+
+def test_an_unknown_workspace_operation_is_not_echoed_as_html(trajectory, bob):
+    response = client_of(bob).post(
+        f"/trajectories/{trajectory.pk}/workspace/{XSS}/", {"version": 1}, **HX
+    )
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": f"No such operation: {XSS}"}
+
+
+# --------------------------------------------------------------------------------------- API
+
+
+def test_unknown_api_paths_answer_json_404_for_every_method(alice):
+    for client in (Client(), client_of(alice)):
+        for method in ("get", "post", "put", "delete"):
+            response = getattr(client, method)("/api/v1/no-such-thing/")
+            assert response.status_code == 404, method
+            assert response["Content-Type"] == "application/json"
+            assert response.json() == {"detail": "No API endpoint at /api/v1/no-such-thing/"}
+
+
+def test_a_missing_slash_is_named(alice):
+    response = client_of(alice).get("/api/v1/projects")
+    assert response.status_code == 404
+    assert response.json() == {
+        "detail": "No API endpoint at /api/v1/projects; did you mean /api/v1/projects/ ?"
+    }
+
+
+def test_an_unknown_method_answers_json_405(alice):
+    token = Token.objects.create(user=alice)
+    response = Client().put("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 405
+    assert response.json() == {"detail": 'Method "PUT" not allowed.'}
+
+
+def test_an_unknown_object_answers_json_404(alice):
+    response = client_of(alice).get("/api/v1/trajectories/999999/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No such trajectory"}
+
+
+def test_a_missing_role_answers_json_403(project, bob):
+    response = client_of(bob).post(
+        f"/api/v1/projects/{project.pk}/members/",
+        {"username": "alice", "role": "reviewer"},
+        content_type="application/json",
+    )
+    assert response.status_code == 403
+    assert response.json() == {"detail": "This needs one of the roles: admin"}
+
+
+def test_a_stale_edit_answers_409_with_the_stored_version(trajectory, bob):
+    response = client_of(bob).post(
+        f"/api/v1/trajectories/{trajectory.pk}/subgoals/split/",
+        {"version": trajectory.version + 5, "step": 1},
+        content_type="application/json",
+    )
+    assert response.status_code == 409
+    assert response.json()["version"] == trajectory.version
+    assert "reload to see it" in response.json()["detail"]
+
+
+def test_no_view_maps_errors_itself():
+    """The decorator and the per-view handlers are gone: config/errors.py is the one place."""
+    from annotate.api import LabelsAPIView
+    from devices.api import DeviceAPIView
+    from trajectories import views
+    from trajectories.api import WaypointAPIView
+
+    assert not hasattr(views, "forbidden_on_access_denied")
+    for view in (WaypointAPIView, DeviceAPIView, LabelsAPIView):
+        assert "handle_exception" not in vars(view)
+
+
+# --------------------------------------------------------------------------- schema and docs
+
+
+def test_the_schema_and_docs_need_a_login(alice):
+    response = Client().get("/api/v1/schema/")
+    assert response.status_code == 401
+    assert response.json() == {"detail": "Authentication credentials were not provided."}
+    response = Client().get("/api/v1/docs/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/api/v1/docs/"
+    assert client_of(alice).get("/api/v1/schema/").status_code == 200
+    assert client_of(alice).get("/api/v1/docs/").status_code == 200
+    token = Token.objects.create(user=alice)
+    response = Client().get("/api/v1/schema/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 200
+
+
+def test_a_setting_opens_the_schema_and_docs(settings):
+    settings.WAYPOINT_PUBLIC_API_DOCS = True
+    assert Client().get("/api/v1/schema/").status_code == 200
+    assert Client().get("/api/v1/docs/").status_code == 200
