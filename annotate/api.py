@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from trajectories.api import WaypointAPIView, check_serializer
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, InvalidRequest
 
 from . import services as s
 from .agreement import Counts, project_agreement
@@ -104,7 +104,7 @@ class LabelsAPIView(WaypointAPIView):
         try:
             version = int(request.query_params.get("version", ""))
         except ValueError:
-            raise InvalidData("version: send ?version=<the version you edited>") from None
+            raise InvalidRequest("version: send ?version=<the version you edited>") from None
         run(trajectory, version)
         return Response(labels_data(trajectory))
 
@@ -546,9 +546,9 @@ class AgreementView(LabelsAPIView):
         try:
             k = int(request.query_params.get("k", 1))
         except ValueError:
-            raise InvalidData("k: must be an integer") from None
+            raise InvalidRequest("k: must be an integer") from None
         if not 0 <= k <= 20:
-            raise InvalidData("k: must be between 0 and 20")
+            raise InvalidRequest("k: must be between 0 and 20")
         result = project_agreement(project, k)
         return Response(
             {

@@ -25,7 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from annotate.services import StaleVersion
 from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, RecordingError
 from trajectories.access import AccessDenied
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, InvalidRequest
 
 API_PREFIX = "/api/"
 
@@ -38,7 +38,9 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (LeaseConflict, 409, "The device is busy"),
     (RecordingError, 409, "The recording cannot go on"),
     (DeviceUnavailable, 503, "The device is not available"),
-    (InvalidData, 400, "Invalid input"),
+    (InvalidRequest, 400, "Invalid input"),
+    # Well-formed, but against a rule of the domain given the stored data.
+    (InvalidData, 422, "Not possible"),
 ]
 
 TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Method not allowed"}

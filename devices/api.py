@@ -23,7 +23,7 @@ from trajectories.models import Role, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.serializers import ActionSerializer, ErrorSerializer, TrajectorySerializer
 from trajectories.services import get_or_create_task
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidRequest
 
 from .models import Lease
 from .serializers import (
@@ -169,7 +169,7 @@ def task_to_record(user, data: dict[str, Any]):
         record = TaskRecord(uid=f"written:{uuid.uuid4().hex[:12]}", goal=data["goal"].strip())
         with transaction.atomic():
             return get_or_create_task(project, record)
-    raise InvalidData("task: give a task id, or a project and a goal")
+    raise InvalidRequest("task: give a task id, or a project and a goal")
 
 
 @extend_schema(tags=["devices"])

@@ -2,8 +2,9 @@
 
 Views are thin: fetch through an ``access_*`` helper (outsiders get 404), call a ``do_*``
 service for any write, serialize. Domain errors keep the project's one shape,
-``{"detail": message}``, mapped in one place (``config/errors.py``): :class:`InvalidData` is a
-400, :class:`AccessDenied` a 403.
+``{"detail": message}``, mapped in one place (``config/errors.py``): a malformed request
+(:class:`InvalidRequest`) is a 400, a rule of the domain broken (:class:`InvalidData`) a 422,
+:class:`AccessDenied` a 403.
 """
 
 from __future__ import annotations
@@ -73,14 +74,8 @@ from .services import (
     do_remove_membership,
     do_set_membership,
 )
-from .validation import InvalidData, check_choice
+from .validation import InvalidRequest, check_choice
 from .views import blob_response, user_named
-
-
-class BadRequest(exceptions.APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_detail = "Bad request."
-    default_code = "invalid"
 
 
 class Conflict(exceptions.APIException):
@@ -108,7 +103,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 def check_serializer(serializer: Serializer) -> dict[str, Any]:
-    """The validated data, or :class:`InvalidData` naming the first bad field."""
+    """The validated data, or :class:`InvalidRequest` (a 400) naming the first bad field."""
     if serializer.is_valid():
         return serializer.validated_data
     field, messages = next(iter(serializer.errors.items()))
@@ -117,8 +112,8 @@ def check_serializer(serializer: Serializer) -> dict[str, Any]:
         key, inner = next(iter(message.items()))
         field, message = f"{field}.{key}", inner[0] if isinstance(inner, list) else inner
     if field == "non_field_errors":
-        raise InvalidData(str(message))
-    raise InvalidData(f"{field}: {message}")
+        raise InvalidRequest(str(message))
+    raise InvalidRequest(f"{field}: {message}")
 
 
 class WaypointAPIView(APIView):
@@ -464,7 +459,7 @@ class ImportView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
         if "file" not in request.FILES:
-            raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
+            raise InvalidRequest("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(ImportRequestSerializer(data=request.data))
         job = do_start_import(
             project, data["file"], data["format"], request.user, as_copies=data["as_copies"]

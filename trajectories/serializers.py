@@ -14,6 +14,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .formats import EXPORTERS, IMPORTERS
+from .formats.detect import AUTO
 from .models import (
     ActionType,
     Anchor,
@@ -373,11 +375,24 @@ class JobSerializer(serializers.ModelSerializer):
         return absolute(self.context, reverse("api-job-download", args=[job.pk]))
 
 
+def format_field(kind: str, known: list[str], default: str, help_text: str) -> serializers.Field:
+    """A format name: an enum in the schema, refused with the list of known ones."""
+    message = f"unknown {kind} format '{{input}}' (known: {', '.join(known)})"
+    return serializers.ChoiceField(
+        choices=known,
+        default=default,
+        help_text=help_text,
+        error_messages={"invalid_choice": message},
+    )
+
+
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
-    format = serializers.CharField(
-        default="auto",
-        help_text="An import format (waypoint, droidbot), or auto to tell it from the archive.",
+    format = format_field(
+        "import",
+        [AUTO, *sorted(IMPORTERS)],
+        AUTO,
+        "An import format, or auto to tell it from the archive.",
     )
     as_copies = serializers.BooleanField(
         default=False,
@@ -387,7 +402,7 @@ class ImportRequestSerializer(serializers.Serializer):
 
 
 class ExportRequestSerializer(serializers.Serializer):
-    format = serializers.CharField(default="waypoint", help_text="An export format, e.g. waypoint.")
+    format = format_field("export", sorted(EXPORTERS), "waypoint", "An export format.")
     filters = serializers.DictField(
         child=serializers.CharField(allow_blank=True),
         required=False,
