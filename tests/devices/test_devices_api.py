@@ -62,7 +62,7 @@ def test_a_script_records_a_trajectory(adb_servers, device, alice, task):
         "detail": "action: point (9999, 1) lies outside the 540x1200 screenshot"
     }
     response = api.post(f"{base}/actions", {"type": "fly"}, format="json")
-    assert response.status_code == 400 and "unknown action type 'fly'" in response.json()["detail"]
+    assert response.status_code == 422 and "unknown action type 'fly'" in response.json()["detail"]
 
     response = api.post(f"{base}/finish", {"status": "failure"}, format="json")
     assert response.status_code == 200 and response.json()["outcome"] == "failure"
