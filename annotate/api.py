@@ -535,7 +535,11 @@ class AgreementView(LabelsAPIView):
     @extend_schema(
         summary="Inter-annotator agreement of a project",
         parameters=[
-            OpenApiParameter("k", int, description="Boundary tolerance in steps (default 1).")
+            OpenApiParameter(
+                "k",
+                {"type": "integer", "minimum": 0, "maximum": 20},
+                description="Boundary tolerance in steps (default 1).",
+            )
         ],
         responses={200: AgreementSerializer, **errors(400, 401, 404)},
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
@@ -24,8 +25,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 # The one place that imports the domain's exceptions for mapping them to HTTP.
 from annotate.services import StaleVersion
 from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, RecordingError
+from devices.services.adb import DeviceNotFound
 from trajectories.access import AccessDenied
-from trajectories.validation import InvalidData, InvalidRequest
+from trajectories.validation import MAX_INT, InvalidData, InvalidRequest
 
 API_PREFIX = "/api/"
 
@@ -37,11 +39,21 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (DeviceGone, 410, "The device disconnected"),
     (LeaseConflict, 409, "The device is busy"),
     (RecordingError, 409, "The recording cannot go on"),
+    (DeviceNotFound, 404, "No such device"),
     (DeviceUnavailable, 503, "The device is not available"),
     (InvalidRequest, 400, "Invalid input"),
+    # An id or number too large for the database's integers.
+    (OverflowError, 400, "Invalid input"),
+    (DataError, 400, "Invalid input"),
     # Well-formed, but against a rule of the domain given the stored data.
     (InvalidData, 422, "Not possible"),
 ]
+
+# Errors whose own text names the machinery, not the input: they get this message instead.
+MESSAGES = {
+    OverflowError: f"a number in the request is out of range (at most {MAX_INT})",
+    DataError: "a value in the request does not fit where it is stored (too long or too large)",
+}
 
 TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Method not allowed"}
 
@@ -52,6 +64,13 @@ def status_of(exc: BaseException) -> tuple[int, str] | None:
         if isinstance(exc, kind):
             return status, title
     return None
+
+
+def message_of(exc: BaseException) -> str:
+    for kind, message in MESSAGES.items():
+        if isinstance(exc, kind):
+            return message
+    return str(exc)
 
 
 def extra_fields(exc: BaseException) -> dict[str, Any]:
@@ -72,7 +91,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF's handler, extended with the domain's errors; every answer is ``{"detail": ...}``."""
     mapped = status_of(exc)
     if mapped is not None:
-        response = Response({"detail": str(exc), **extra_fields(exc)}, status=mapped[0])
+        response = Response({"detail": message_of(exc), **extra_fields(exc)}, status=mapped[0])
     else:
         response = drf_exception_handler(exc, context)
     if response is None:
@@ -156,5 +175,5 @@ class DomainErrorMiddleware:
             return None  # Http404 and PermissionDenied: Django's handlers render the templates
         status, title = mapped
         if is_api(request):
-            return JsonResponse({"detail": str(exc), **extra_fields(exc)}, status=status)
-        return error_page(request, status, str(exc), title)
+            return JsonResponse({"detail": message_of(exc), **extra_fields(exc)}, status=status)
+        return error_page(request, status, message_of(exc), title)

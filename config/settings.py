@@ -220,6 +220,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Bodies are JSON (uploads are multipart, by their own views): a form could not say null.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # Domain errors become {"detail": ...} with their status, in one place (config/errors.py).
@@ -236,6 +239,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Requests and responses get their own components (a file upload is binary, read-only
+    # fields are not asked for), and a PATCH body lists its required fields as the view does.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "COMPONENT_SPLIT_PATCH": False,
+    # Every status the code answers is documented (config/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.document_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",

@@ -57,16 +57,18 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
         400: "Invalid input; the message names the field.",
         401: "Not authenticated.",
         403: "Your role in the project does not allow recording.",
-        404: "No such device, task or trajectory (or not one of your projects').",
+        404: "No device with this serial on any adb server, or no such task or trajectory "
+        "(or not one of your projects').",
         409: "Someone else drives the device, or the recording is not in a state for this.",
         410: "The device disconnected; the trajectory is interrupted with its steps kept.",
-        503: "The device is not connected to any adb server.",
+        503: "The device is listed but not usable (offline, unauthorized) or did not answer.",
     }
     return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
 
 
 class DeviceAPIView(WaypointAPIView):
-    """Recording errors answer 409, a vanished device 410, an absent one 503 (config/errors.py)."""
+    """Recording errors answer 409, a vanished device 410, an unknown one 404, an unusable one
+    503 (config/errors.py)."""
 
 
 def leases_by_serial() -> dict[str, Lease]:

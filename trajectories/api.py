@@ -19,6 +19,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, parsers, status
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import PageNumberPagination
@@ -39,6 +40,7 @@ from .access import (
 from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
 from .models import (
     AnchorLink,
+    Blob,
     Job,
     JobKind,
     JobStatus,
@@ -74,7 +76,7 @@ from .services import (
     do_remove_membership,
     do_set_membership,
 )
-from .validation import InvalidRequest, check_choice
+from .validation import MAX_INT, InvalidRequest, check_choice
 from .views import blob_response, user_named
 
 
@@ -121,8 +123,47 @@ class WaypointAPIView(APIView):
 
 
 class Pagination(PageNumberPagination):
+    """``page`` and ``page_size`` are checked, not guessed: a bad one is a 400 naming it."""
+
     page_size_query_param = "page_size"
     max_page_size = 500
+    last_page_strings = ()  # a page is a number, as the schema says
+
+    def get_page_size(self, request: Request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        return _bounded_int(raw, self.page_size_query_param, 1, self.max_page_size)
+
+    def get_page_number(self, request: Request, paginator) -> int:
+        raw = request.query_params.get(self.page_query_param)
+        if raw is None:
+            return 1
+        return _bounded_int(raw, self.page_query_param, 1, MAX_INT)
+
+    def get_schema_operation_parameters(self, view) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        bounds = {
+            self.page_query_param: {"minimum": 1, "maximum": MAX_INT},
+            self.page_size_query_param: {"minimum": 1, "maximum": self.max_page_size},
+        }
+        for parameter in parameters:
+            parameter["schema"].update(bounds.get(parameter["name"], {}))
+            if parameter["name"] == self.page_size_query_param:
+                parameter["description"] = (
+                    f"Results per page, 1 to {self.max_page_size} (default {self.page_size})."
+                )
+        return parameters
+
+
+def _bounded_int(raw: str, name: str, low: int, high: int) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidRequest(f"{name}: must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise InvalidRequest(f"{name}: must be between {low} and {high}, got {value}")
+    return value
 
 
 # ---------------------------------------------------------------- projects
@@ -577,9 +618,13 @@ class BlobView(WaypointAPIView):
     @extend_schema(
         summary="Download a screenshot or UI XML",
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
-                OpenApiTypes.BINARY, description="The blob's bytes, with its content type."
-            ),
+            **{
+                (200, content_type): OpenApiResponse(
+                    OpenApiTypes.BINARY, description="The blob's bytes, with its content type."
+                )
+                for content_type in sorted(Blob.EXTENSIONS)
+            },
+            304: OpenApiResponse(description="Not modified: If-None-Match names this blob."),
             **_errors(401, 404),
         },
     )
@@ -595,8 +640,21 @@ class BlobView(WaypointAPIView):
     summary="Exchange a username and password for an API token",
     description="Send the token as the header `Authorization: Token <token>`.",
     request=AuthTokenSerializer,
-    responses={200: TokenSerializer, 400: OpenApiResponse(description="Wrong credentials.")},
+    responses={
+        200: TokenSerializer,
+        400: OpenApiResponse(ErrorSerializer, description="A missing username or password."),
+        401: OpenApiResponse(ErrorSerializer, description="Wrong credentials."),
+    },
     auth=[],
 )
 class TokenView(ObtainAuthToken):
-    """DRF's ``obtain_auth_token``, documented."""
+    """DRF's ``obtain_auth_token``, documented; wrong credentials are a 401, not a 400."""
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
+            if "non_field_errors" in serializer.errors:
+                raise exceptions.AuthenticationFailed(serializer.errors["non_field_errors"][0])
+            raise exceptions.ValidationError(serializer.errors)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})

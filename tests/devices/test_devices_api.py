@@ -111,9 +111,9 @@ def test_a_written_task_needs_project_and_goal(adb_servers, device, bob, project
     assert response.status_code == 201 and response.json()["status"] == "recording"
 
 
-def test_an_unknown_device_is_unavailable(adb_servers, alice):
+def test_an_unknown_device_is_not_found(adb_servers, alice):
     response = client_for(alice).post("/api/v1/devices/nowhere:1/lease", {}, format="json")
-    assert response.status_code == 503
+    assert response.status_code == 404
     assert response.json() == {"detail": "Device nowhere:1 is not connected to any adb server."}
 
 

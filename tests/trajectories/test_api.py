@@ -103,7 +103,7 @@ def test_it_gives_a_token_for_a_password(api, alice):
 
 def test_it_refuses_a_token_for_a_wrong_password(api, alice):
     response = api.post(f"{API}/auth/token/", {"username": "alice", "password": "nope"})
-    assert response.status_code == 400
+    assert response.status_code == 401
     # The API's one error shape, here too (config/errors.py).
     assert response.json() == {"detail": "Unable to log in with provided credentials."}
 
@@ -634,7 +634,7 @@ def test_the_schema_is_valid_and_has_every_path(alice):
     assert set(PATHS) <= set(schema["paths"])
     imports = schema["paths"]["/api/v1/projects/{project_id}/imports/"]["post"]
     assert "multipart/form-data" in imports["requestBody"]["content"]
-    assert set(imports["responses"]) == {"202", "400", "401", "404"}
+    assert set(imports["responses"]) == {"202", "400", "401", "404", "406", "415", "422"}
     filters = schema["paths"]["/api/v1/projects/{project_id}/trajectories/"]["get"]["parameters"]
     assert {"status", "outcome", "task", "source", "recorder", "page", "page_size"} <= {
         p["name"] for p in filters

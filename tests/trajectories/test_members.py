@@ -289,8 +289,17 @@ def test_the_schema_documents_the_members_api():
     member = schema["paths"]["/api/v1/projects/{project_id}/members/{user_id}/"]
     assert set(members) == {"get", "post"}
     assert set(member) == {"get", "patch", "delete"}
-    assert set(members["post"]["responses"]) == {"201", "400", "401", "403", "404"}
-    assert set(member["delete"]["responses"]) == {"204", "400", "401", "403", "404"}
+    assert set(members["post"]["responses"]) == {
+        "201",
+        "400",
+        "401",
+        "403",
+        "404",
+        "406",
+        "415",
+        "422",
+    }
+    assert set(member["delete"]["responses"]) == {"204", "400", "401", "403", "404", "406", "422"}
     role = schema["components"]["schemas"]["RoleEnum"]["enum"]
     assert role == ["annotator", "reviewer", "admin"]
 
