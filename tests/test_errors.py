@@ -171,3 +171,69 @@ def test_a_setting_opens_the_schema_and_docs(settings):
     settings.WAYPOINT_PUBLIC_API_DOCS = True
     assert Client().get("/api/v1/schema/").status_code == 200
     assert Client().get("/api/v1/docs/").status_code == 200
+
+
+# ------------------------------------------------------------------- what the schema promises
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("page_size=0", "page_size: must be between 1 and 500, got 0"),
+        ("page_size=501", "page_size: must be between 1 and 500, got 501"),
+        ("page_size=true", "page_size: must be an integer, got 'true'"),
+        ("page=abc", "page: must be an integer, got 'abc'"),
+        ("page=0", "page: must be between 1 and 2147483647, got 0"),
+    ],
+)
+def test_a_bad_page_or_page_size_is_refused(project, alice, query, message):
+    response = client_of(alice).get(f"/api/v1/projects/?{query}")
+    assert (response.status_code, response.json()) == (400, {"detail": message})
+
+
+def test_a_page_past_the_last_is_a_404(project, alice):
+    assert client_of(alice).get("/api/v1/projects/?page=1&page_size=1").status_code == 200
+    response = client_of(alice).get("/api/v1/projects/?page=2&page_size=1")
+    assert (response.status_code, response.json()) == (404, {"detail": "Invalid page."})
+
+
+def test_a_number_too_large_for_the_database_is_a_400(project, alice):
+    response = client_of(alice).post(
+        f"/api/v1/projects/{project.pk}/assignments/",
+        {"trajectories": [2**70], "annotators": ["bob"]},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "a number in the request is out of range (at most 2147483647)"
+    }
+
+
+def test_a_form_body_is_refused_as_an_unsupported_media_type(project, alice):
+    response = client_of(alice).post(
+        "/api/v1/projects/",
+        {"name": "Forms"},  # the test client sends multipart
+    )
+    assert response.status_code == 415
+    assert response.json()["detail"].startswith('Unsupported media type "multipart/form-data')
+
+
+def test_the_schema_documents_the_shared_statuses_and_bounds():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    listing = schema["paths"]["/api/v1/projects/{project_id}/trajectories/"]["get"]
+    assert set(listing["responses"]) == {"200", "400", "401", "404", "406", "422"}
+    page_size = next(p for p in listing["parameters"] if p["name"] == "page_size")
+    assert (page_size["schema"]["minimum"], page_size["schema"]["maximum"]) == (1, 500)
+    token = schema["paths"]["/api/v1/auth/token/"]["post"]
+    assert set(token["responses"]) == {"200", "400", "401", "406", "415"}
+    create = schema["paths"]["/api/v1/projects/"]["post"]
+    assert list(create["requestBody"]["content"]) == ["application/json"]
+    blob = schema["paths"]["/api/v1/blobs/{sha256}/"]["get"]["responses"]
+    assert set(blob["200"]["content"]) == {"image/jpeg", "image/png", "image/webp", "text/xml"}
+    export = schema["paths"]["/api/v1/projects/{project_id}/exports/"]["post"]["requestBody"]
+    name = export["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    fmt = schema["components"]["schemas"][name]["properties"]["format"]
+    enum = fmt["allOf"][0]["$ref"].rsplit("/", 1)[1]
+    assert "waypoint" in schema["components"]["schemas"][enum]["enum"]

@@ -12,6 +12,7 @@ It lives beside the device tests because it drives the session's virtual device.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import schemathesis
@@ -33,7 +34,8 @@ from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
 
-EXAMPLES = 12  # per operation: enough to find a contradiction, bounded for `make test`
+# Per operation: bounded for `make test`; set WAYPOINT_SCHEMA_EXAMPLES=200 for a deeper run.
+EXAMPLES = int(os.environ.get("WAYPOINT_SCHEMA_EXAMPLES", "12"))
 
 # A schema-valid request may still break a rule that depends on the stored data (a step past the
 # trajectory's last one, a user name nobody has): the API answers those 422, documented on every
