@@ -6,11 +6,15 @@ endpoint and field, which is more than an anonymous visitor of a private instanc
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import BasePermission
 
@@ -120,3 +124,49 @@ def _operations(result: dict[str, Any]):
 
 def _paginated(parameters: list[dict[str, Any]]) -> bool:
     return any(p["in"] == "query" and p["name"] == "page" for p in parameters)
+
+
+# ----------------------------------------------------------------- query parameters, checked
+
+
+@functools.cache
+def documented_query_parameters() -> dict[tuple[str, str], frozenset[str]]:
+    """(path, method) → the query parameters the schema documents for that operation."""
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    found = {}
+    for path, item in schema["paths"].items():
+        for method in METHODS:
+            if method in item:
+                names = {
+                    p["name"] for p in item[method].get("parameters", []) if p["in"] == "query"
+                }
+                found[(path, method.upper())] = frozenset(names)
+    return found
+
+
+class UnknownQueryParameterMiddleware:
+    """An API request naming a query parameter its operation does not take is a 400.
+
+    A misspelt filter (``?stauts=approved``) would otherwise be ignored and answer every row.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view, args, kwargs) -> HttpResponse | None:
+        if not request.path.startswith("/api/") or not request.GET:
+            return None
+        route = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", request.resolver_match.route)
+        known = documented_query_parameters().get((route, request.method))
+        if known is None:
+            return None  # not a documented operation: its own answer says what is wrong
+        unknown = sorted(set(request.GET) - known)
+        if not unknown:
+            return None
+        listed = ", ".join(sorted(known)) or "none"
+        return JsonResponse(
+            {"detail": f"unknown query parameter {unknown[0]!r} (known: {listed})"}, status=400
+        )

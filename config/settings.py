@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Domain errors raised by HTML views become their status with a page (config/errors.py).
     "config.errors.DomainErrorMiddleware",
+    # An API request with a query parameter its operation does not document is a 400.
+    "config.schema.UnknownQueryParameterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -237,3 +237,45 @@ def test_the_schema_documents_the_shared_statuses_and_bounds():
     fmt = schema["components"]["schemas"][name]["properties"]["format"]
     enum = fmt["allOf"][0]["$ref"].rsplit("/", 1)[1]
     assert "waypoint" in schema["components"]["schemas"][enum]["enum"]
+
+
+def test_a_misspelt_query_parameter_is_refused(project, alice):
+    response = client_of(alice).get(f"/api/v1/projects/{project.pk}/trajectories/?stauts=approved")
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": "unknown query parameter 'stauts' (known: outcome, page, page_size, recorder, "
+        "source, status, task)"
+    }
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"name": 12}, "name: must be a string, got 12"),
+        ({"name": "Shops 2", "description": ["a"]}, "description: must be a string, got ['a']"),
+    ],
+)
+def test_json_values_must_have_the_documented_type(alice, body, message):
+    response = client_of(alice).post("/api/v1/projects/", body, content_type="application/json")
+    assert (response.status_code, response.json()) == (400, {"detail": message})
+
+
+def test_json_integers_and_booleans_are_not_strings(trajectory, bob):
+    response = client_of(bob).post(
+        f"/api/v1/trajectories/{trajectory.pk}/subgoals/split/",
+        {"version": "1", "step": 1},
+        content_type="application/json",
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": "version: must be an integer, got '1'"},
+    )
+    response = client_of(bob).patch(
+        f"/api/v1/trajectories/{trajectory.pk}/step-labels/0/",
+        {"version": trajectory.version, "trainable": "yes"},
+        content_type="application/json",
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": "trainable: must be true or false, got 'yes'"},
+    )

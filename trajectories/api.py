@@ -18,7 +18,7 @@ from django.db.models.functions import Coalesce
 from django.http import FileResponse, Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, generics, parsers, status
+from rest_framework import exceptions, generics, parsers, serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -76,7 +76,7 @@ from .services import (
     do_remove_membership,
     do_set_membership,
 )
-from .validation import MAX_INT, InvalidRequest, check_choice
+from .validation import KIND_NAMES, MAX_INT, InvalidRequest, check_choice
 from .views import blob_response, user_named
 
 
@@ -104,8 +104,58 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
 
 
+def check_json_types(fields: dict[str, serializers.Field], data: Any, where: str = "") -> None:
+    """JSON values of the type the schema documents: DRF would turn 12 into "12" and "yes"
+    into true, accepting what the schema says is invalid."""
+    if not isinstance(data, dict):
+        return  # a form, or not an object: the serializer says what is wrong
+    for name, field in fields.items():
+        if name not in data or field.read_only:
+            continue
+        value, place = data[name], f"{where}{name}"
+        if value is None:
+            continue  # the serializer knows whether the field may be null
+        expected = _json_type(field)
+        if expected is not None and not _is_json(value, expected):
+            raise InvalidRequest(f"{place}: must be {KIND_NAMES[expected]}, got {value!r}")
+        if isinstance(field, serializers.ListSerializer):
+            for i, item in enumerate(value if isinstance(value, list) else []):
+                check_json_types(field.child.fields, item, f"{place}[{i}].")
+        elif isinstance(field, Serializer):
+            check_json_types(field.fields, value, f"{place}.")
+        elif isinstance(field, serializers.ListField) and isinstance(value, list):
+            child = _json_type(field.child)
+            for i, item in enumerate(value):
+                if child is not None and item is not None and not _is_json(item, child):
+                    raise InvalidRequest(f"{place}[{i}]: must be {KIND_NAMES[child]}, got {item!r}")
+
+
+def _json_type(field: serializers.Field) -> type | None:
+    if isinstance(field, serializers.BooleanField):
+        return bool
+    if isinstance(field, serializers.IntegerField):
+        return int
+    if isinstance(field, serializers.ChoiceField):
+        kinds = {type(choice) for choice in field.choices}
+        return kinds.pop() if len(kinds) == 1 and kinds <= {str, int} else None
+    if isinstance(field, serializers.CharField):
+        return str
+    if isinstance(field, serializers.ListField | serializers.ListSerializer):
+        return list
+    if isinstance(field, serializers.DictField | Serializer):
+        return dict
+    return None
+
+
+def _is_json(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
 def check_serializer(serializer: Serializer) -> dict[str, Any]:
     """The validated data, or :class:`InvalidRequest` (a 400) naming the first bad field."""
+    check_json_types(serializer.fields, serializer.initial_data)
     if serializer.is_valid():
         return serializer.validated_data
     field, messages = next(iter(serializer.errors.items()))

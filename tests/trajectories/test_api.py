@@ -536,7 +536,7 @@ def test_members_queue_an_export(project, alice, bob):
         (
             {"filters": ["status"]},
             400,
-            'filters: Expected a dictionary of items but got type "list".',
+            "filters: must be an object, got ['status']",
         ),
     ],
 )
