@@ -279,3 +279,17 @@ def test_json_integers_and_booleans_are_not_strings(trajectory, bob):
         400,
         {"detail": "trainable: must be true or false, got 'yes'"},
     )
+
+
+def test_a_server_error_under_the_api_is_json(alice, monkeypatch):
+    from trajectories.api import ProjectListView
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(ProjectListView, "get", broken)
+    client = client_of(alice)
+    client.raise_request_exception = False
+    response = client.get("/api/v1/projects/")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "Server error."}
