@@ -293,3 +293,14 @@ def test_a_server_error_under_the_api_is_json(alice, monkeypatch):
     response = client.get("/api/v1/projects/")
     assert response.status_code == 500
     assert response.json() == {"detail": "Server error."}
+
+
+def test_a_multipart_import_reads_its_fields_as_text(project, alice):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client_of(alice).post(
+        f"/api/v1/projects/{project.pk}/imports/",
+        {"file": SimpleUploadedFile("x.zip", b"\x00"), "format": "waypoint", "as_copies": "true"},
+    )
+    assert response.status_code == 422  # not an archive: but as_copies=true was understood
+    assert response.json() == {"detail": "file: x.zip is not a readable .zip archive"}

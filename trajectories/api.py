@@ -16,6 +16,7 @@ from django.core.files.storage import default_storage
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import FileResponse, Http404, HttpResponse
+from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, parsers, serializers, status
@@ -107,8 +108,8 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 def check_json_types(fields: dict[str, serializers.Field], data: Any, where: str = "") -> None:
     """JSON values of the type the schema documents: DRF would turn 12 into "12" and "yes"
     into true, accepting what the schema says is invalid."""
-    if not isinstance(data, dict):
-        return  # a form, or not an object: the serializer says what is wrong
+    if not isinstance(data, dict) or isinstance(data, MultiValueDict):
+        return  # a form (its values are text), or not an object: the serializer says more
     for name, field in fields.items():
         if name not in data or field.read_only:
             continue
