@@ -304,3 +304,14 @@ def test_a_multipart_import_reads_its_fields_as_text(project, alice):
     )
     assert response.status_code == 422  # not an archive: but as_copies=true was understood
     assert response.json() == {"detail": "file: x.zip is not a readable .zip archive"}
+
+
+def test_an_empty_filter_filters_nothing_as_documented(trajectory, project, alice):
+    response = client_of(alice).get(f"/api/v1/projects/{project.pk}/trajectories/?status=")
+    assert response.status_code == 200 and response.json()["count"] == 1
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    listing = schema["paths"]["/api/v1/projects/{project_id}/trajectories/"]["get"]
+    status = next(p for p in listing["parameters"] if p["name"] == "status")
+    assert "" in status["schema"]["enum"]

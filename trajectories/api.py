@@ -399,9 +399,10 @@ class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
 # ---------------------------------------------------------------- trajectories
 
 TRAJECTORY_FILTERS = [
-    OpenApiParameter("status", enum=Status.values, description="Trajectory status."),
-    OpenApiParameter("outcome", enum=Outcome.values, description="Trajectory outcome."),
-    OpenApiParameter("source", enum=Source.values, description="How it was made."),
+    # An empty value filters nothing, as in a form left blank.
+    OpenApiParameter("status", enum=[*Status.values, ""], description="Trajectory status."),
+    OpenApiParameter("outcome", enum=[*Outcome.values, ""], description="Trajectory outcome."),
+    OpenApiParameter("source", enum=[*Source.values, ""], description="How it was made."),
     OpenApiParameter("task", str, description="A task uid."),
     OpenApiParameter("recorder", str, description="The recorder's username or recorded name."),
 ]
