@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "trajectories",
     "devices",
     "annotate",
@@ -80,6 +81,8 @@ MIDDLEWARE = [
     "config.errors.DomainErrorMiddleware",
     # An API request with a query parameter its operation does not document is a 400.
     "config.schema.UnknownQueryParameterMiddleware",
+    # Last: turns a throttled login into the locked-out answer (config/login_throttle.py).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -115,9 +118,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["init_command"] = (
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
     )
+    # A transaction takes the write lock when it begins, so it waits (the timeout above) for
+    # another writer. A deferred one that reads first and writes later cannot wait: SQLite
+    # fails it at once with "database is locked", and concurrent editors got 500s.
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     # A file, not memory, so that a Celery worker started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Login throttling (config/login_throttle.py): failures are counted per account and per client
+# address; past the limit, logins for it are refused until the cool-off has passed.
+WAYPOINT_LOGIN_FAILURE_LIMIT = envint("WAYPOINT_LOGIN_FAILURE_LIMIT", 10)
+WAYPOINT_LOGIN_COOLOFF_SECONDS = envint("WAYPOINT_LOGIN_COOLOFF_SECONDS", 900)
+# How many proxies in front of Waypoint append to X-Forwarded-For (docker-compose's nginx: 1).
+WAYPOINT_PROXY_HOPS = envint("WAYPOINT_PROXY_HOPS", 0)
+AUTHENTICATION_BACKENDS = [
+    "config.login_throttle.ThrottledLogins",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Read through functions, so that the WAYPOINT_ settings above stay the ones that count.
+AXES_FAILURE_LIMIT = "config.login_throttle.failure_limit"
+AXES_COOLOFF_TIME = "config.login_throttle.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one past the limit locks
+AXES_LOCKOUT_CALLABLE = "config.login_throttle.locked_out"
+AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_ip"
+AXES_VERBOSE = False
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -212,6 +237,11 @@ ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
 # Import limits, in bytes.
 WAYPOINT_MAX_UPLOAD_BYTES = envint("WAYPOINT_MAX_UPLOAD_BYTES", 2 * 1024**3)
 WAYPOINT_MAX_FILE_BYTES = envint("WAYPOINT_MAX_FILE_BYTES", 64 * 1024**2)
+# An archive may unpack to at most this many bytes, and to at most this many times its own size.
+WAYPOINT_MAX_UNPACKED_BYTES = envint("WAYPOINT_MAX_UNPACKED_BYTES", 4 * 1024**3)
+WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
+# Imported images are decoded in full; neither side may exceed this many pixels.
+WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 
@@ -298,6 +328,8 @@ if TESTING:
 
 # Recording (devices/): leases, settle detection and the live view.
 WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the driver's page
+# The longest a lease lasts from when it was taken, renewals included (a device can lower it).
+WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible

@@ -1,7 +1,8 @@
 """Devices in the REST API: list, lease, start/resume/finish a recording, act, watch.
 
 A script or an agent records exactly like the console: take the device, start a trajectory,
-post canonical actions (each answer is the recorded step), finish.
+post canonical actions (each answer is the recorded step), finish. Every endpoint that names a
+device checks first that it belongs to one of the user's projects (``access_device``).
 """
 
 from __future__ import annotations
@@ -17,17 +18,27 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from trajectories.access import access_project, access_task, access_trajectory
+from trajectories.access import access_project, access_task, access_trajectory, projects_of
 from trajectories.api import WaypointAPIView, check_serializer
-from trajectories.models import Role, Trajectory
+from trajectories.models import Project, Role, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.serializers import ActionSerializer, ErrorSerializer, TrajectorySerializer
 from trajectories.services import get_or_create_task
 from trajectories.validation import InvalidRequest
 
-from .models import Lease
+from .access import (
+    access_device,
+    can_end_leases,
+    check_site_admin,
+    is_site_admin,
+    lease_max_seconds,
+    visible_serials,
+)
+from .models import Device, Lease
 from .serializers import (
     AdbServerSerializer,
+    DeviceSettingsSerializer,
+    DeviceUpdateSerializer,
     FinishRecordingSerializer,
     LeaseRequestSerializer,
     LeaseSerializer,
@@ -47,6 +58,8 @@ from .services import (
     find_device,
     record_step,
 )
+from .services.adb import ServerReport
+from .services.inventory import do_update_device
 from .services.live import latest_frame
 
 RECORDING_ROLES = (Role.ADMIN, Role.ANNOTATOR)
@@ -67,8 +80,15 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 class DeviceAPIView(WaypointAPIView):
-    """Recording errors answer 409, a vanished device 410, an unknown one 404, an unusable one
-    503 (config/errors.py)."""
+    """Checks the user may use the device named in the URL. Recording errors answer 409, a
+    vanished device 410, an unknown one 404, an unusable one 503 (config/errors.py)."""
+
+    device: Device
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if "serial" in kwargs:
+            self.device = access_device(request.user, kwargs["serial"])
 
 
 def leases_by_serial() -> dict[str, Lease]:
@@ -79,13 +99,27 @@ def leases_by_serial() -> dict[str, Lease]:
     }
 
 
-def device_reports() -> list[dict[str, Any]]:
+def device_reports(user) -> list[ServerReport]:
+    """The devices of every adb server that the user may see, with their lease and projects."""
+    reports = discover_devices()
+    visible = visible_serials(user, [info.serial for r in reports for info in r.devices])
+    registered = {
+        d.serial: d for d in Device.objects.filter(serial__in=visible).prefetch_related("projects")
+    }
+    own = None if is_site_admin(user) else set(projects_of(user).values_list("pk", flat=True))
     leases = leases_by_serial()
-    reports = []
-    for report in discover_devices():
+    for report in reports:
+        report.devices = [info for info in report.devices if info.serial in visible]
         for info in report.devices:
+            device = registered.get(info.serial)
+            info.device = device
+            info.projects = [
+                p for p in (device.projects.all() if device else []) if own is None or p.pk in own
+            ]
+            info.label = device.label if device else ""
+            info.max_lease_seconds = lease_max_seconds(device)
             info.lease = leases.get(info.serial)
-        reports.append(report)
+            info.can_end = can_end_leases(user, device or Device(serial=info.serial))
     return reports
 
 
@@ -98,14 +132,63 @@ def driven_trajectory(serial: str, user) -> Trajectory:
 
 @extend_schema(tags=["devices"])
 class DeviceListView(DeviceAPIView):
-    """Every device of every configured adb server, with its facts and who drives it."""
+    """The devices of your projects on every adb server, with their facts and who drives them.
+
+    Site admins see every device, including those that belong to no project yet.
+    """
 
     @extend_schema(
         summary="Devices across the adb servers",
         responses={200: AdbServerSerializer(many=True), **_errors(401)},
     )
     def get(self, request: Request) -> Response:
-        return Response(AdbServerSerializer(device_reports(), many=True).data)
+        return Response(AdbServerSerializer(device_reports(request.user), many=True).data)
+
+
+def settings_data(device: Device, user) -> dict[str, Any]:
+    own = None if is_site_admin(user) else set(projects_of(user).values_list("pk", flat=True))
+    projects = device.projects.all() if device.pk else []
+    return {
+        "serial": device.serial,
+        "label": device.label,
+        "projects": [p.pk for p in projects if own is None or p.pk in own],
+        "max_lease_seconds": device.max_lease_seconds,
+        "lease_max_seconds": lease_max_seconds(device),
+    }
+
+
+@extend_schema(tags=["devices"])
+class DeviceView(DeviceAPIView):
+    """A device's projects, label and longest lease; site admins change them."""
+
+    @extend_schema(
+        summary="The device's projects and lease limit",
+        responses={200: DeviceSettingsSerializer, **_errors(401, 404)},
+    )
+    def get(self, request: Request, serial: str) -> Response:
+        return Response(DeviceSettingsSerializer(settings_data(self.device, request.user)).data)
+
+    @extend_schema(
+        summary="Grant the device to projects, name it, limit its leases (site admins)",
+        request=DeviceUpdateSerializer,
+        responses={200: DeviceSettingsSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def patch(self, request: Request, serial: str) -> Response:
+        check_site_admin(request.user)
+        data = check_serializer(DeviceUpdateSerializer(data=request.data))
+        changes: dict[str, Any] = {}
+        if "projects" in data:
+            projects = list(Project.objects.filter(pk__in=data["projects"]))
+            missing = set(data["projects"]) - {p.pk for p in projects}
+            if missing:
+                raise InvalidRequest(f"projects: there is no project {min(missing)}")
+            changes["projects"] = projects
+        if "label" in data:
+            changes["label"] = data["label"]
+        if "max_lease_seconds" in data:
+            changes["max_lease_seconds"] = data["max_lease_seconds"]
+        device = do_update_device(serial, request.user, **changes)
+        return Response(DeviceSettingsSerializer(settings_data(device, request.user)).data)
 
 
 @extend_schema(tags=["devices"])
@@ -124,8 +207,15 @@ class LeaseView(DeviceAPIView):
         return Response(LeaseSerializer(lease).data)
 
     @extend_schema(
-        summary="Release the device (force: a site admin ends anyone's lease)",
-        parameters=[OpenApiParameter("force", OpenApiTypes.BOOL, description="Admins only.")],
+        summary="Release the device (force: an admin ends anyone's lease)",
+        parameters=[
+            OpenApiParameter(
+                "force",
+                OpenApiTypes.BOOL,
+                description="End another user's lease: site admins and admins of one of the "
+                "device's projects.",
+            )
+        ],
         responses={204: None, **_errors(401, 404, 409)},
     )
     def delete(self, request: Request, serial: str) -> Response:

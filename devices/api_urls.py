@@ -6,6 +6,7 @@ from . import api
 
 urlpatterns = [
     path("devices/", api.DeviceListView.as_view(), name="api-devices"),
+    path("devices/<str:serial>", api.DeviceView.as_view(), name="api-device"),
     path("devices/<str:serial>/lease", api.LeaseView.as_view(), name="api-device-lease"),
     path(
         "devices/<str:serial>/trajectories",

@@ -36,3 +36,39 @@ class Lease(models.Model):
     @property
     def is_expired(self) -> bool:
         return self.expires_at <= timezone.now()
+
+
+class Device(models.Model):
+    """A phone or emulator Waypoint knows, and the projects whose members may use it.
+
+    Devices are discovered on the adb servers; only site admins see one that belongs to no
+    project yet, and grant it to projects (a shared pool is a device granted to several).
+    """
+
+    serial = models.CharField(max_length=200, unique=True)
+    label = models.CharField(max_length=200, blank=True, help_text="A name people recognise.")
+    projects = models.ManyToManyField(
+        "trajectories.Project",
+        blank=True,
+        related_name="devices",
+        help_text="Members of these projects see, watch and drive the device.",
+    )
+    max_lease_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Longest a lease may last from when it was taken, renewals included "
+        "(empty: the WAYPOINT_LEASE_MAX_SECONDS setting).",
+    )
+
+    class Meta:
+        ordering = ["serial"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(max_lease_seconds__isnull=True)
+                | models.Q(max_lease_seconds__gte=60),
+                name="device_max_lease_at_least_a_minute",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.label or self.serial

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rest_framework import serializers
 
 from trajectories.serializers import StepSerializer
 from trajectories.validation import TERMINATE_STATUSES
+
+from .services.leases import latest_end
 
 
 class LeaseSerializer(serializers.Serializer):
     holder = serializers.CharField(source="holder.username")
     acquired_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
+    ends_at_latest = serializers.SerializerMethodField(
+        help_text="Renewals stop here: the lease's maximum length, set by an admin."
+    )
     trajectory = serializers.IntegerField(source="trajectory_id", allow_null=True)
+
+    def get_ends_at_latest(self, lease) -> datetime:
+        return latest_end(lease)
 
 
 class DeviceStateSerializer(serializers.Serializer):
@@ -25,7 +35,15 @@ class DeviceStateSerializer(serializers.Serializer):
     height = serializers.IntegerField(source="facts.height")
     density = serializers.IntegerField(source="facts.density")
     virtual = serializers.BooleanField(source="facts.virtual")
+    label = serializers.CharField()
+    projects = serializers.SerializerMethodField(help_text="Your projects that have the device.")
+    lease_max_seconds = serializers.IntegerField(
+        source="max_lease_seconds", help_text="The longest a lease on it may last."
+    )
     lease = LeaseSerializer(allow_null=True, help_text="Who drives it, if anyone.")
+
+    def get_projects(self, info) -> list[int]:
+        return [p.pk for p in info.projects]
 
 
 class AdbServerSerializer(serializers.Serializer):
@@ -37,6 +55,33 @@ class AdbServerSerializer(serializers.Serializer):
 class LeaseRequestSerializer(serializers.Serializer):
     seconds = serializers.IntegerField(
         required=False, min_value=10, max_value=3600, help_text="Lease length (default setting)."
+    )
+
+
+class DeviceSettingsSerializer(serializers.Serializer):
+    serial = serializers.CharField()
+    label = serializers.CharField()
+    projects = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Projects whose members use the device."
+    )
+    max_lease_seconds = serializers.IntegerField(
+        allow_null=True, help_text="The device's own lease limit (null: the setting)."
+    )
+    lease_max_seconds = serializers.IntegerField(help_text="The limit that applies.")
+
+
+class DeviceUpdateSerializer(serializers.Serializer):
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    projects = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Every project that has the device (replaces the list).",
+    )
+    max_lease_seconds = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=60,
+        help_text="Longest lease from when it is taken (null: the setting).",
     )
 
 

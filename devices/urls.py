@@ -8,6 +8,7 @@ urlpatterns = [
     path("devices/", views.device_list, name="device-list"),
     path("devices/thumbs/<str:sha256>/", views.thumbnail, name="device-thumbnail"),
     path("devices/<str:serial>/", views.console, name="device-console"),
+    path("devices/<str:serial>/settings/", views.device_settings, name="device-settings"),
     path("devices/<str:serial>/take/", views.take_device, name="device-take"),
     path("devices/<str:serial>/release/", views.release_device, name="device-release"),
     path("devices/<str:serial>/heartbeat/", views.heartbeat, name="device-heartbeat"),

@@ -1,13 +1,15 @@
 """The recording console: devices, leases, the live screen, and actions recorded as steps.
 
 Views are thin: the lease (``check_driver``) or an ``access_*`` helper first, then a service.
+Every view that names a device is ``@device_members_only``: outsiders get a 404.
 Actions come from the console's script through htmx and answer with the recording panel
 (filmstrip, step labels, messages), swapped in without a page reload.
 """
 
 from __future__ import annotations
 
-import io
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +26,6 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
-from PIL import Image
 
 from trajectories.access import (
     AccessDenied,
@@ -35,10 +36,12 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
+from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
 from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import immutable_response
 
+from .access import access_device, is_site_admin
 from .api import RECORDING_ROLES, device_reports, frame_response, task_to_record
 from .services import (
     DeviceGone,
@@ -63,11 +66,22 @@ from .services import (
     record_step,
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
-from .services.leases import can_force_release
+from .services.inventory import do_update_device
+from .services.leases import final_stretch_notice, latest_end
 from .virtual.status import read_status
 
-THUMB_WIDTH = 216
 RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
+
+
+def device_members_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Only users with the device in one of their projects (or site admins) get to the view."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, serial: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        access_device(request.user, serial)
+        return view(request, serial, *args, **kwargs)
+
+    return wrapped
 
 
 def recordable_projects(user) -> list[Project]:
@@ -98,10 +112,15 @@ def device_list(request: HttpRequest) -> HttpResponse:
         .select_related("task")
         .order_by("-updated_at")[:20]
     )
+    site_admin = is_site_admin(request.user)
+    reports = device_reports(request.user)
     context = {
-        "reports": device_reports(),
+        "reports": reports,
+        "reports_have_devices": any(report.devices for report in reports),
+        "default_lease_max": settings.WAYPOINT_LEASE_MAX_SECONDS,
         "interrupted": interrupted,
-        "can_force": can_force_release(request.user),
+        "site_admin": site_admin,
+        "all_projects": Project.objects.all() if site_admin else [],
         "virtual_problem": virtual_device_problem(),
     }
     return render(request, "devices/device_list.html", context)
@@ -109,7 +128,38 @@ def device_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
+def device_settings(request: HttpRequest, serial: str) -> HttpResponse:
+    """A site admin grants the device to projects, names it and limits its leases."""
+    projects = Project.objects.filter(pk__in=request.POST.getlist("projects"))
+    minutes = request.POST.get("max_lease_minutes", "").strip()
+    try:
+        seconds = int(float(minutes) * 60) if minutes else None
+    except ValueError:
+        messages.error(request, f"Longest lease: give minutes, not {minutes!r}.")
+        return redirect("device-list")
+    try:
+        do_update_device(
+            serial,
+            request.user,
+            projects=projects,
+            label=request.POST.get("label", ""),
+            max_lease_seconds=seconds,
+        )
+    except InvalidData as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, f"Device {serial} saved.")
+    return redirect("device-list")
+
+
+@login_required
+@require_POST
+@device_members_only
 def take_device(request: HttpRequest, serial: str) -> HttpResponse:
+    lease = active_lease(serial)
+    if lease is not None and lease.holder_id == request.user.pk:
+        return redirect("device-console", serial=serial)  # the console's heartbeat renews it
     try:
         _device, server = find_device(serial)
         do_take_device(serial, server, request.user)
@@ -121,6 +171,7 @@ def take_device(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def release_device(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         do_release_device(serial, request.user, force=request.POST.get("force") == "1")
@@ -131,12 +182,15 @@ def release_device(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def heartbeat(request: HttpRequest, serial: str) -> JsonResponse:
     try:
         lease = do_heartbeat(serial, request.user)
     except LeaseConflict as exc:
         return JsonResponse({"detail": str(exc)}, status=409)
-    return JsonResponse({"expires_at": lease.expires_at.isoformat()})
+    return JsonResponse(
+        {"expires_at": lease.expires_at.isoformat(), "notice": final_stretch_notice(lease)}
+    )
 
 
 # ---------------------------------------------------------------------------------- console
@@ -178,6 +232,7 @@ def console_context(request: HttpRequest, serial: str, **extra: Any) -> dict[str
 
 @login_required
 @require_GET
+@device_members_only
 def console(request: HttpRequest, serial: str) -> HttpResponse:
     context = console_context(request, serial)
     packages: list[str] = []
@@ -203,6 +258,7 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
                 recorded_by=request.user, status=Status.INTERRUPTED
             ).select_related("task")[:20],
             "lease_seconds": settings.WAYPOINT_LEASE_SECONDS,
+            "lease_ends_at_latest": latest_end(context["lease"]) if context["lease"] else None,
             "frame_ms": settings.WAYPOINT_LIVE_FRAME_MS,
         }
     )
@@ -211,6 +267,7 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@device_members_only
 def frame(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         return frame_response(request, serial)
@@ -220,6 +277,7 @@ def frame(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@device_members_only
 def elements(request: HttpRequest, serial: str) -> JsonResponse:
     """The live screen's UI elements (a fresh dump) for the XML overlay."""
     from trajectories.uixml import parse_ui_xml
@@ -244,6 +302,7 @@ def _panel(request: HttpRequest, serial: str, error: str = "", **extra: Any) -> 
 
 @login_required
 @require_POST
+@device_members_only
 def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         lease = check_driver(serial, request.user)
@@ -265,6 +324,7 @@ def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def import_virtual_tasks(request: HttpRequest, serial: str) -> HttpResponse:
     project = access_project(request.user, request.POST.get("project"), roles=RECORDING_ROLES)
     tasks = do_import_virtual_tasks(project, connect(serial))
@@ -299,6 +359,7 @@ def _driven(request: HttpRequest, serial: str) -> Trajectory:
 
 @login_required
 @require_POST
+@device_members_only
 def act(request: HttpRequest, serial: str) -> HttpResponse:
     trajectory = None
     try:
@@ -321,6 +382,7 @@ def act(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def finish(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -337,6 +399,7 @@ def finish(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def undo(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         step = do_undo_last_step(_driven(request, serial), request.user)
@@ -352,6 +415,7 @@ def undo(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def note(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         do_add_note(_driven(request, serial), request.user, request.POST.get("text", ""))
@@ -362,6 +426,7 @@ def note(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -384,6 +449,7 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
 
 @login_required
 @require_POST
+@device_members_only
 def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -409,20 +475,22 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
 @login_required
 @require_GET
 def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
-    """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage."""
+    """A small WebP of a screenshot for the filmstrip, made once and kept in blob storage.
+
+    An image that cannot be decoded answers 422 with a placeholder picture, not an error page.
+    """
     blob = access_blob(request.user, sha256)
 
     def respond() -> HttpResponse:
         name = f"thumbs/{blob.sha256[:2]}/{blob.sha256}-{THUMB_WIDTH}.webp"
         if not default_storage.exists(name):
-            with Image.open(io.BytesIO(read_blob(blob))) as image:
-                image.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH * 4))
-                image = image.convert("RGB")
-                image.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
-                out = io.BytesIO()
-                image.save(out, "WEBP", quality=70, method=2)
+            thumb = make_thumbnail(read_blob(blob), THUMB_WIDTH, f"screenshot {blob.sha256}")
             if not default_storage.exists(name):
-                default_storage.save(name, ContentFile(out.getvalue()))
+                default_storage.save(name, ContentFile(thumb))
         return FileResponse(default_storage.open(name, "rb"), content_type="image/webp")
 
-    return immutable_response(request, f"thumb-{blob.sha256}", respond)
+    try:
+        return immutable_response(request, f"thumb-{blob.sha256}", respond)
+    except InvalidData:
+        # Not cached: the image may become readable (a newer decoder, a repaired blob).
+        return HttpResponse(THUMB_PLACEHOLDER, content_type="image/svg+xml", status=422)

@@ -29,6 +29,8 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from config.login_throttle import locked_out_json
+
 from .access import (
     access_blob,
     access_job,
@@ -696,15 +698,25 @@ class BlobView(WaypointAPIView):
         200: TokenSerializer,
         400: OpenApiResponse(ErrorSerializer, description="A missing username or password."),
         401: OpenApiResponse(ErrorSerializer, description="Wrong credentials."),
+        429: OpenApiResponse(
+            ErrorSerializer,
+            description="Too many failed logins for the account or from the address "
+            "(WAYPOINT_LOGIN_FAILURE_LIMIT): refused, even with the right password, for "
+            "WAYPOINT_LOGIN_COOLOFF_SECONDS.",
+        ),
     },
     auth=[],
 )
 class TokenView(ObtainAuthToken):
-    """DRF's ``obtain_auth_token``, documented; wrong credentials are a 401, not a 400."""
+    """DRF's ``obtain_auth_token``, documented, and throttled like the login page; wrong
+    credentials are a 401, not a 400."""
 
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         serializer = self.get_serializer(data=request.data)
         if not serializer.is_valid():
+            # Axes marks the (DRF) request it refused; its middleware only sees Django's.
+            if getattr(request, "axes_locked_out", False):
+                return locked_out_json()
             if "non_field_errors" in serializer.errors:
                 raise exceptions.AuthenticationFailed(serializer.errors["non_field_errors"][0])
             raise exceptions.ValidationError(serializer.errors)

@@ -34,7 +34,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
-from .formats.archive import human_size
+from .formats.archive import check_zip_size, human_size
 from .formats.detect import AUTO, detect_archive_format
 from .models import Job, JobKind, JobStatus, Project, Trajectory
 from .services import record_event
@@ -80,6 +80,16 @@ def check_archive(upload) -> None:
         upload.seek(position)
     if not ok:
         raise InvalidData(f"file: {upload.name} is not a readable {PurePath(name).suffix} archive")
+    if name.endswith(".zip"):
+        # A zip's sizes are in its central directory: a zip bomb is refused before it is queued.
+        try:
+            with zipfile.ZipFile(upload) as archive:
+                check_zip_size(archive, f"file: {upload.name}", upload.size)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            message = f"file: {upload.name} is not a readable .zip archive ({exc})"
+            raise InvalidData(message) from None
+        finally:
+            upload.seek(position)
 
 
 def _is_tarfile(upload) -> bool:

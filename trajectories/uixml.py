@@ -27,8 +27,10 @@ __all__ = [
     "UIElement",
     "UITree",
     "UIXmlError",
+    "clean_ui_xml",
     "parse_bounds",
     "parse_ui_xml",
+    "quote_attribute",
     "structure_similarity",
     "views_to_uiautomator_xml",
 ]
@@ -57,7 +59,33 @@ _LXML_POSITION_RE = re.compile(r",? line \d+, column \d+$")
 # `adb exec-out uiautomator dump /dev/tty` appends this (misspelt) line after the XML.
 _ADB_TRAILER_RE = re.compile(rb"UI hier\w* dumped to:[^\n]*\s*\Z")
 _INVALID_XML_CHARS_RE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What uiautomator writes instead of a character XML 1.0 cannot carry.
+CONTROL_REPLACEMENT = "."
+# Control bytes are single bytes in UTF-8 (never inside a multi-byte sequence), so they can be
+# replaced in the raw bytes; as character references they are just as invalid.
+_CONTROL_BYTES_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CHAR_REF_RE = re.compile(rb"&#(x[0-9a-fA-F]+|[0-9]+);")
+_ATTRIBUTE_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
 _BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# Views that take every touch landing on them although a dump does not call them clickable
+# ("Toolbars always eat touch events"): nothing drawn beneath one gets the tap.
+_TOUCH_EATERS = frozenset(
+    {
+        "android.widget.Toolbar",
+        "androidx.appcompat.widget.Toolbar",
+        "android.support.v7.widget.Toolbar",
+    }
+)
 
 
 class UIXmlError(ValueError):
@@ -136,6 +164,9 @@ class UITree:
 
     elements: list[UIElement] = field(default_factory=list)
     rotation: int = 0
+    _child_index: dict[str, list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def root_bounds(self) -> Bounds:
@@ -162,23 +193,49 @@ class UITree:
     def element_at(self, x: float, y: float) -> UIElement | None:
         """The element a tap at (x, y) lands on.
 
-        The smallest enabled clickable (or long-clickable) element containing the point; failing
-        that the smallest checkable/focusable/scrollable one (a disabled clickable counts here: it
-        is still what the user aimed at); then the smallest with text, content-desc or
-        resource-id; then the smallest of all. Zero-area elements never match; on equal areas the
-        deepest (latest in document order) wins.
+        Android hands a touch to the views under it from the top down: a later sibling is drawn
+        over an earlier one, a child over its parent, and the first view on that path that takes
+        touches gets the tap. So the first enabled clickable (or long-clickable) element in that
+        order wins, however large; failing that the first checkable/focusable/scrollable one (a
+        disabled clickable counts here: it is still what the user aimed at); then the first
+        with text, content-desc or resource-id; then the topmost of all. A toolbar takes every
+        touch on it, so nothing beneath one is hit. Zero-area elements never match.
         """
-        best: list[UIElement | None] = [None, None, None, None]
-        best_area = [0, 0, 0, 0]
-        for el in self.elements:
-            x1, y1, x2, y2 = el.bounds
-            if not (x1 <= x < x2 and y1 <= y < y2):
+        under = self._elements_under(x, y)
+        for tier in range(4):
+            for el in under:
+                if _hit_tier(el) == tier:
+                    return el
+        return None
+
+    def _elements_under(self, x: float, y: float) -> list[UIElement]:
+        """The elements containing the point, topmost first (reverse drawing order)."""
+        children = self._children()
+        under: list[UIElement] = []
+        # (element index, children visited); no recursion, dumps can be deep.
+        stack = [(i, False) for i in children.get("", ())]
+        while stack:
+            i, expanded = stack.pop()
+            if expanded:
+                el = self.elements[i]
+                if el.contains(x, y):
+                    under.append(el)
+                    if el.class_name in _TOUCH_EATERS:
+                        break
                 continue
-            area = (x2 - x1) * (y2 - y1)
-            tier = _hit_tier(el)
-            if best[tier] is None or area <= best_area[tier]:
-                best[tier], best_area[tier] = el, area
-        return next((el for el in best if el is not None), None)
+            stack.append((i, True))
+            # Pushed in order, so the last (topmost) child is popped first.
+            stack.extend((k, False) for k in children.get(self.elements[i].path, ()))
+        return under
+
+    def _children(self) -> dict[str, list[int]]:
+        """Element indexes by parent path ("" for the roots), in document order."""
+        if self._child_index is None:
+            index: dict[str, list[int]] = {}
+            for i, el in enumerate(self.elements):
+                index.setdefault(_parent_path(el.path), []).append(i)
+            self._child_index = index
+        return self._child_index
 
     def find(
         self,
@@ -257,9 +314,46 @@ def parse_bounds(s: str) -> Bounds:
     return x1, y1, x2, y2
 
 
+def quote_attribute(value: str) -> str:
+    """``value`` as a dump's attribute value: in double quotes, ``"`` as ``&quot;``, and
+    characters XML cannot carry as "." (uiautomator's serializer writes them so; tools that read
+    dumps with a regex such as ``text="([^"]*)"`` depend on it)."""
+    return (
+        '"'
+        + _INVALID_XML_CHARS_RE.sub(CONTROL_REPLACEMENT, value).translate(_ATTRIBUTE_ESCAPES)
+        + '"'
+    )
+
+
+def clean_ui_xml(data: bytes) -> bytes:
+    """The dump with every character XML 1.0 cannot carry replaced by ".", as uiautomator does.
+
+    Raw control characters and references to them (``&#7;``) both become "."; anything else is
+    left byte for byte, so a clean dump comes back unchanged. UTF-16 input is left alone.
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data
+    dot = CONTROL_REPLACEMENT.encode()
+    return _CHAR_REF_RE.sub(_clean_char_ref, _CONTROL_BYTES_RE.sub(dot, data))
+
+
+def _clean_char_ref(match: re.Match[bytes]) -> bytes:
+    digits = match.group(1).decode()
+    try:
+        code = int(digits[1:], 16) if digits[0] == "x" else int(digits)
+        char = chr(code)
+    except (ValueError, OverflowError):
+        return CONTROL_REPLACEMENT.encode()
+    return CONTROL_REPLACEMENT.encode() if _INVALID_XML_CHARS_RE.match(char) else match.group(0)
+
+
 def parse_ui_xml(data: bytes | str) -> UITree:
-    """Parse a `uiautomator dump` document; raises UIXmlError on anything else."""
-    raw = _prepare_input(data)
+    """Parse a `uiautomator dump` document; raises UIXmlError on anything else.
+
+    Characters XML cannot carry (a control character typed into a field) read as ".", the
+    way uiautomator writes them, so such a dump still parses.
+    """
+    raw = clean_ui_xml(_prepare_input(data))
     # No DTDs, no entity expansion, no network: a dump never needs them (XXE, billion laughs).
     parser = etree.XMLParser(
         resolve_entities=False,
@@ -514,5 +608,5 @@ def _is_int(value: Any) -> bool:
 def _xml_text(value: Any) -> str:
     if value is None:
         return ""
-    # XML 1.0 cannot carry control characters or lone surrogates; uiautomator drops them too.
-    return _INVALID_XML_CHARS_RE.sub("?", str(value))
+    # XML 1.0 cannot carry control characters or lone surrogates; uiautomator replaces them too.
+    return _INVALID_XML_CHARS_RE.sub(CONTROL_REPLACEMENT, str(value))

@@ -101,6 +101,36 @@ def target_at(screen: Screen, fields: dict[str, Any]) -> dict[str, Any] | None:
     return element.to_target() if element else None
 
 
+def screen_index(screen: Screen) -> int:
+    """The screen's place among its trajectory's screens (their order in an export)."""
+    return Screen.objects.filter(trajectory_id=screen.trajectory_id, pk__lt=screen.pk).count()
+
+
+def _forget_screen(trajectory: Trajectory, screen_id: int, metadata: dict[str, Any]) -> None:
+    """Delete a screen no step shows; evidence keeps naming the right screens by index."""
+    gone = Screen.objects.filter(trajectory=trajectory, pk__lt=screen_id).count()
+    if not Screen.objects.filter(pk=screen_id, steps__isnull=True).delete()[0]:
+        return
+    for target in MemoryTarget.objects.filter(trajectory=trajectory):
+        if _shift_evidence(target.evidence, gone):
+            target.save(update_fields=["evidence"])
+    for parked in metadata.get("parked_memory_targets", []):
+        _shift_evidence(parked.get("evidence") or {}, gone)
+
+
+def _shift_evidence(evidence: dict[str, Any], gone: int) -> bool:
+    index = evidence.get("screen")
+    if not isinstance(index, int):
+        return False
+    if index == gone:
+        del evidence["screen"]
+    elif index > gone:
+        evidence["screen"] = index - 1
+    else:
+        return False
+    return True
+
+
 def store_screen(trajectory: Trajectory, shot: Capture, settle: Settle | None = None) -> Screen:
     """The capture as a Screen; identical screenshots and XML are stored once (by sha256)."""
     xml = shot.xml.encode()
@@ -514,11 +544,11 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
             if step.index in target.retrieve_steps:
                 target.retrieve_steps = [i for i in target.retrieve_steps if i != step.index]
                 target.save(update_fields=["retrieve_steps"])
-        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
         screen_id = step.screen_id
         step.delete()
         if screen_id != trajectory.final_screen_id:
-            Screen.objects.filter(pk=screen_id, steps__isnull=True).delete()
+            _forget_screen(trajectory, screen_id, metadata)
+        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
         record_event(
             "step.undone",
             actor=actor,
@@ -594,7 +624,13 @@ def do_mark_memory_target(
         raise InvalidData("key: must not be empty")
     bounds = check_bounds(bounds, "bounds")
     screen = _current_screen(trajectory)
-    evidence: dict[str, Any] = {"bounds": bounds, "source": source, "screen": screen.pk}
+    # The screen by its place in the trajectory, as steps name theirs: never a row id, which
+    # would point at another trajectory's screen after an export and import.
+    evidence: dict[str, Any] = {
+        "bounds": bounds,
+        "source": source,
+        "screen": screen_index(screen),
+    }
     tree = ui_tree_of(screen)
     if tree is not None:
         node = next((el for el in tree.elements if list(el.bounds) == bounds), None)

@@ -132,3 +132,19 @@ def adb_servers(settings, adb_server):
     """Waypoint's device services pointed at the session's private adb server."""
     settings.ADB_SERVERS = [f"127.0.0.1:{adb_server.port}"]
     return settings.ADB_SERVERS
+
+
+def grant(serial: str, *projects):
+    """Give the device to projects, as a site admin does (members may then use it)."""
+    from devices.models import Device
+
+    registered, _ = Device.objects.get_or_create(serial=serial)
+    registered.projects.add(*projects)
+    return registered
+
+
+@pytest.fixture
+def project_device(device, project):
+    """The virtual device, belonging to alice's project (bob is a member, charlie is not)."""
+    grant(device.serial, project)
+    return device

@@ -28,6 +28,7 @@ from schemathesis.config import SchemathesisConfig
 
 from annotate.services import do_assign
 from devices.services import do_take_device
+from tests.devices.conftest import grant
 from tests.trajectories.builders import make_record
 from trajectories.models import AnchorLink, Job, JobKind
 from trajectories.services import do_import_trajectory
@@ -61,6 +62,7 @@ def world(project, alice, bob, adb_servers, device, settings):
     job = Job.objects.create(
         project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
     )
+    grant(device.serial, project)
     lease = do_take_device(device.serial, adb_servers[0], alice)
     subgoal = trajectory.subgoals.order_by("start").first()
     return {

@@ -36,7 +36,7 @@ def wait_steps(page, count):
 
 
 def test_record_a_shop_trajectory_in_the_browser(
-    transactional_db, live_server, adb_servers, device, alice, project, browser_page
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser_page
 ):
     task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
     page = browser_page
@@ -101,3 +101,55 @@ def test_record_a_shop_trajectory_in_the_browser(
     assert any(v["ref"] == "freshcart.price_kettle" for v in steps[5].screen.visible_memory)
     assert steps[2].screen != steps[3].screen and trajectory.final_screen is not None
     assert all(s.action_sent_at and s.settled_at for s in steps[:6])
+
+
+def drawn_point(page, x, y):
+    """Where device pixel (x, y) is drawn: the screenshot is fitted into its box (contain)."""
+    box = page.locator("#screen").bounding_box()
+    scale = min(box["width"] / 540, box["height"] / 1200)
+    left = box["x"] + (box["width"] - 540 * scale) / 2
+    top = box["y"] + (box["height"] - 1200 * scale) / 2
+    return left + (x + 0.5) * scale, top + (y + 0.5) * scale
+
+
+def test_a_click_on_the_live_view_lands_where_it_was_clicked(
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser
+):
+    task = get_or_create_task(project, TaskRecord(uid="taps", goal="Tap near the edges"))
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit]")
+    page.click("nav >> text=Devices")
+    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
+    page.select_option("#task", str(task.pk))
+    page.click("text=Start recording")
+    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    # The status bar, the middle, and the navigation bar's Home: near the top and the bottom
+    # is where a stretched mapping is furthest off.
+    wanted = [(500, 12), (30, 600), (270, 1170)]
+    for count, point in enumerate(wanted, start=1):
+        page.mouse.click(*drawn_point(page, *point))
+        wait_steps(page, count)
+    shot(page, "screens-live-taps")
+
+    # The UI XML overlay sits on the picture: its boxes are where the elements are drawn.
+    page.select_option("#open-package", "com.waypoint.freshcart")
+    page.click("#open-form button")
+    wait_steps(page, len(wanted) + 1)
+    page.check("#toggle-xml")
+    page.wait_for_selector("#xml-layer .xml-el")
+    layer = page.locator("#xml-layer").bounding_box()
+    left, top = drawn_point(page, -0.5, -0.5)
+    right, bottom = drawn_point(page, 539.5, 1199.5)
+    assert abs(layer["x"] - left) < 1 and abs(layer["y"] - top) < 1
+    assert abs(layer["x"] + layer["width"] - right) < 1
+    assert abs(layer["y"] + layer["height"] - bottom) < 1
+    shot(page, "screens-live-xml")
+
+    steps = Trajectory.objects.get(task=task).steps.order_by("index")[: len(wanted)]
+    recorded = [(s.action["x"], s.action["y"]) for s in steps]
+    assert all(s.action_type == "click" for s in steps)
+    for (x, y), (rx, ry) in zip(wanted, recorded, strict=True):
+        assert abs(rx - x) <= 1 and abs(ry - y) <= 1, (wanted, recorded)

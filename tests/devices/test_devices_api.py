@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from tests.devices.conftest import grant
 from trajectories.models import Status, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
@@ -24,7 +25,7 @@ def task(project):
     return get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle"))
 
 
-def test_it_lists_devices_with_facts_and_lease(adb_servers, device, alice, bob):
+def test_it_lists_devices_with_facts_and_lease(adb_servers, device, project_device, alice, bob):
     client_for(alice).post(f"/api/v1/devices/{device.serial}/lease", {}, format="json")
     response = client_for(bob).get("/api/v1/devices/")
     assert response.status_code == 200
@@ -39,7 +40,7 @@ def test_it_needs_a_login(adb_servers):
     assert APIClient().get("/api/v1/devices/").status_code in (401, 403)
 
 
-def test_a_script_records_a_trajectory(adb_servers, device, alice, task):
+def test_a_script_records_a_trajectory(adb_servers, device, project_device, alice, task):
     api = client_for(alice)
     base = f"/api/v1/devices/{device.serial}"
     assert api.post(f"{base}/lease", {"seconds": 120}, format="json").status_code == 200
@@ -74,7 +75,7 @@ def test_a_script_records_a_trajectory(adb_servers, device, alice, task):
     assert api.delete(f"{base}/lease").status_code == 204
 
 
-def test_another_user_cannot_act_or_release(adb_servers, device, alice, bob, task):
+def test_another_user_cannot_act_or_release(adb_servers, device, project_device, alice, bob, task):
     base = f"/api/v1/devices/{device.serial}"
     client_for(alice).post(f"{base}/lease", {}, format="json")
     client_for(alice).post(f"{base}/trajectories", {"task": task.pk}, format="json")
@@ -91,14 +92,17 @@ def test_another_user_cannot_act_or_release(adb_servers, device, alice, bob, tas
     assert client_for(admin).delete(f"{base}/lease?force=1").status_code == 204
 
 
-def test_an_outsider_cannot_record_a_projects_task(adb_servers, device, charlie, task):
+def test_an_outsider_cannot_record_a_projects_task(
+    adb_servers, device, project_device, charlie, task
+):
     base = f"/api/v1/devices/{device.serial}"
-    client_for(charlie).post(f"{base}/lease", {}, format="json")
+    response = client_for(charlie).post(f"{base}/lease", {}, format="json")
+    assert response.status_code == 404 and response.json() == {"detail": "No such device"}
     response = client_for(charlie).post(f"{base}/trajectories", {"task": task.pk}, format="json")
     assert response.status_code == 404
 
 
-def test_a_written_task_needs_project_and_goal(adb_servers, device, bob, project):
+def test_a_written_task_needs_project_and_goal(adb_servers, device, project_device, bob, project):
     api = client_for(bob)
     base = f"/api/v1/devices/{device.serial}"
     api.post(f"{base}/lease", {}, format="json")
@@ -111,13 +115,14 @@ def test_a_written_task_needs_project_and_goal(adb_servers, device, bob, project
     assert response.status_code == 201 and response.json()["status"] == "recording"
 
 
-def test_an_unknown_device_is_not_found(adb_servers, alice):
+def test_an_unknown_device_is_not_found(adb_servers, alice, project):
+    grant("nowhere:1", project)
     response = client_for(alice).post("/api/v1/devices/nowhere:1/lease", {}, format="json")
     assert response.status_code == 404
     assert response.json() == {"detail": "Device nowhere:1 is not connected to any adb server."}
 
 
-def test_the_frame_is_sent_only_when_it_changed(adb_servers, device, alice):
+def test_the_frame_is_sent_only_when_it_changed(adb_servers, device, project_device, alice):
     api = client_for(alice)
     first = api.get(f"/api/v1/devices/{device.serial}/frame")
     assert first.status_code == 200 and first["Content-Type"] == "image/png"

@@ -216,6 +216,8 @@ def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
         1,
         "its step was undone",
     )
+    # its screen went with the step: the evidence names no screen rather than another one
+    assert "screen" not in parked["evidence"] and parked["evidence"]["bounds"] == list(box.bounds)
 
 
 def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_aside(
@@ -237,6 +239,58 @@ def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_a
     recording.delete()
     counts = import_trajectories(do_create_project("Again", alice), tmp_path / "out")
     assert counts["created"] == 1
+
+
+def test_a_marked_value_names_its_screen_by_index_through_undo_export_and_import(
+    recording, alice, tmp_path
+):
+    from trajectories.formats import export_trajectories, import_trajectories
+    from trajectories.services import do_create_project
+
+    def screen_of(target):
+        return list(target.trajectory.screens.order_by("id"))[target.evidence["screen"]]
+
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    record_step(recording, {"type": "key", "keycode": "KEYCODE_DPAD_DOWN"}, alice)
+    box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
+    target = do_mark_memory_target(
+        recording, alice, key="kettle", value="", bounds=list(box.bounds)
+    )
+    assert target.evidence["screen"] == 2  # the third screen of this trajectory, not a row id
+    assert screen_of(target) == current(recording)
+    # Undoing the step before drops its screen: the evidence still names the screen it was on.
+    do_undo_last_step(recording, alice)
+    target.refresh_from_db()
+    assert (target.encode_step, target.evidence["screen"]) == (1, 1)
+    assert screen_of(target) == current(recording)
+    record_step(recording, {"type": "click", "x": box.center[0], "y": box.center[1]}, alice)
+
+    export_trajectories(Trajectory.objects.filter(pk=recording.pk), tmp_path / "out")
+    recording.delete()
+    import_trajectories(do_create_project("Again", alice), tmp_path / "out")
+    imported = MemoryTarget.objects.select_related("trajectory").get()
+    screen = screen_of(imported)
+    assert screen == imported.trajectory.steps.get(index=imported.encode_step).screen
+    assert element(screen, bounds=box.bounds).resource_id == box.resource_id
+
+
+def test_a_tap_records_the_view_drawn_on_top_not_a_row_beneath_it(recording, alice):
+    freshcart = "com.waypoint.freshcart:id/"
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    tab = element(current(recording), resource_id=freshcart + "tab_orders")
+    # The tab bar's lower edge: the next product row runs on beneath the bar there.
+    bottom = {"type": "click", "x": tab.center[0], "y": tab.bounds[3] - 4}
+    assert record_step(recording, bottom, alice).target["resource_id"] == tab.resource_id
+    home = element(current(recording), resource_id=freshcart + "tab_home")
+    record_step(recording, {"type": "click", "x": home.center[0], "y": home.center[1]}, alice)
+    swipe = {"type": "swipe", "x": 270, "y": 1000, "x2": 270, "y2": 300, "duration_ms": 300}
+    record_step(recording, swipe, alice)
+    # The list has scrolled under the sticky header: a tap on the header is on the header.
+    title = element(current(recording), text="FreshCart")
+    step = record_step(
+        recording, {"type": "click", "x": title.center[0], "y": title.center[1]}, alice
+    )
+    assert (step.target["text"], step.target["class"]) == ("FreshCart", "android.widget.TextView")
 
 
 def test_finishing_on_the_virtual_device_grades_the_answer(
@@ -306,7 +360,7 @@ def test_lease_holder_others_and_admin(adb_servers, device, alice, bob):
         do_take_device(device.serial, server, bob)
     with pytest.raises(LeaseConflict, match="Take device .* alice drives it"):
         check_driver(device.serial, bob)
-    with pytest.raises(LeaseConflict, match="only a site admin can force"):
+    with pytest.raises(LeaseConflict, match="only an admin of its project or a site admin"):
         do_release_device(device.serial, bob, force=True)
     assert do_heartbeat(device.serial, alice).holder == alice
     admin = get_user_model().objects.create_user("root", is_staff=True)

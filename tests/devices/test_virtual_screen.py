@@ -29,17 +29,15 @@ def test_screenshot_is_a_png_at_device_size(adb_server, device):
     assert Image.open(io.BytesIO(png)).size == (540, 1200)
 
 
-def test_dump_is_uiautomator_xml_with_system_bars(adb_server, device):
+def test_dump_is_uiautomator_xml_of_the_app_window(adb_server, device):
     xml = device.dump_hierarchy()
     assert xml.startswith("<?xml")
     all_nodes = nodes(xml)
-    packages = {n.get("package") for n in all_nodes}
-    assert {"com.android.launcher3", "com.android.systemui"} <= packages
-    back = next(n for n in all_nodes if n.get("content-desc") == "Back")
-    assert back.get("resource-id") == "com.android.systemui:id/back"
-    assert back.get("clickable") == "true"
-    x1, y1, x2, y2 = (int(v) for v in back.get("bounds").replace("][", ",").strip("[]").split(","))
-    assert 1100 <= y1 < y2 <= 1200  # the navigation bar at the bottom, in device pixels
+    # One window, the foreground app's: the system bars are other windows, as on a phone.
+    assert {n.get("package") for n in all_nodes} == {"com.android.launcher3"}
+    bar = next(n for n in all_nodes if n.get("resource-id") == "android:id/navigationBarBackground")
+    x1, y1, x2, y2 = (int(v) for v in bar.get("bounds").replace("][", ",").strip("[]").split(","))
+    assert (x1, y1, x2, y2) == (0, 1128, 540, 1200)  # at the bottom, in device pixels
     icon = next(n for n in all_nodes if n.get("text") == "FreshCart")
     assert icon.get("class") == "android.widget.Button"
     # `adb shell uiautomator dump` then `adb pull`, as people do by hand
@@ -98,19 +96,29 @@ def test_adb_keyboard_base64_broadcast_carries_any_unicode(device):
     assert text_of(device.dump_hierarchy(), "com.waypoint.notes:id/note_title") == text
 
 
-def test_keyboard_appears_for_text_fields(device):
+def test_keyboard_appears_for_text_fields(device, virtual_device):
+    def keyboard_shown() -> bool:
+        return "mInputShown=true" in device.shell("dumpsys input_method")
+
     device.app_start("com.waypoint.chatter")
     tap_node(device, resource_id="com.waypoint.chatter:id/chat_noah")
-    assert "com.google.android.inputmethod.latin" not in device.dump_hierarchy()
+    assert not keyboard_shown()
     tap_node(device, resource_id="com.waypoint.chatter:id/message_input")
+    assert keyboard_shown()
     xml = device.dump_hierarchy()
-    assert "com.google.android.inputmethod.latin" in xml
+    assert "com.google.android.inputmethod.latin" not in xml  # its own window, not dumped
     field = next(n for n in nodes(xml) if n.get("resource-id").endswith("message_input"))
     assert field.get("focused") == "true" and field.get("class") == "android.widget.EditText"
-    tap_node(device, content_desc="q")  # the soft keyboard types too
+    key = virtual_device.call(
+        virtual_device.phone.screen._eval,
+        "(() => { const r = document.querySelector('#keyboard button[aria-label=\"q\"]')"
+        ".getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()",
+    )
+    scale = virtual_device.phone.screen.scale
+    device.click(round(key[0] * scale), round(key[1] * scale))  # the soft keyboard types too
     assert text_of(device.dump_hierarchy(), "com.waypoint.chatter:id/message_input") == "q"
     device.keyevent("BACK")  # hides the keyboard first, like Android
-    assert "com.google.android.inputmethod.latin" not in device.dump_hierarchy()
+    assert not keyboard_shown()
     assert device.app_current().package == "com.waypoint.chatter"
 
 

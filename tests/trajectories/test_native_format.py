@@ -117,6 +117,26 @@ def test_identical_screenshots_are_stored_once(project):
     assert Blob.objects.filter(content_type="image/png").count() == 1
 
 
+def test_an_export_with_a_control_character_in_its_xml_imports_again(project, tmp_path):
+    from lxml import etree
+
+    from trajectories.blobs import read_blob
+    from trajectories.uixml import parse_ui_xml
+
+    record = make_record(steps=1, seed=4)
+    record.screens[0].ui_xml = record.screens[0].ui_xml.replace(b"Buy 0", b"Buy\x07 0")
+    do_import_trajectory(project, record)  # as an older Waypoint stored it
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+
+    assert import_trajectories(project, out) == {"created": 1, "existing": 0, "steps": 1}
+    screen = Trajectory.objects.get().steps.get().screen
+    xml = read_blob(screen.ui_xml)
+    etree.fromstring(xml)  # what a strict XML tool reads: no invalid character is left
+    assert parse_ui_xml(xml).elements[1].text == "Buy. 0"
+
+
 def test_it_imports_zip_and_tar_archives(project, exported, tmp_path):
     Trajectory.objects.all().delete()
     archive = tmp_path / "export.zip"

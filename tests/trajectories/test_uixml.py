@@ -231,6 +231,73 @@ def test_ties_on_area_go_to_the_deepest_node():
     assert siblings.element_at(50, 50).text == "b"
 
 
+def shop_screen() -> UITree:
+    """A real-style list screen: the list runs under a toolbar and a tab bar drawn after it."""
+    rows = "".join(
+        node(
+            f"[0,{y}][1080,{y + 300}]",
+            node(f"[40,{y + 20}][800,{y + 120}]", text=f"Item {i}"),
+            clickable="true",
+            resource_id=f"shop:id/row_{i}",
+        )
+        for i, y in enumerate(range(0, 2100, 300))
+    ) + node("[0,2190][1080,2270]", clickable="true", resource_id="shop:id/row_last")
+    toolbar = node(
+        "[0,0][1080,200]",
+        node("[40,60][400,140]", text="Shop", class_="android.widget.TextView"),
+        class_="androidx.appcompat.widget.Toolbar",
+        resource_id="shop:id/toolbar",
+    )
+    tabs = node(
+        "[0,2200][1080,2400]",
+        node("[0,2200][540,2400]", clickable="true", resource_id="shop:id/tab_home")
+        + node("[540,2200][1080,2400]", clickable="true", resource_id="shop:id/tab_orders"),
+        class_="android.widget.LinearLayout",
+    )
+    lst = node("[0,0][1080,2400]", rows, scrollable="true", resource_id="shop:id/list")
+    return parse_ui_xml(dump(node("[0,0][1080,2400]", lst + toolbar + tabs)))  # fmt: skip
+
+
+def test_a_tab_bar_drawn_over_a_list_gets_the_tap_however_small_the_row_beneath():
+    tree = shop_screen()
+    # The last row peeks out under the tab bar and is smaller than the tab: still the tab.
+    assert tree.element_at(300, 2250).resource_id == "shop:id/tab_home"
+    assert tree.element_at(800, 2210).resource_id == "shop:id/tab_orders"
+    assert tree.element_at(300, 2050).resource_id == "shop:id/row_6"
+
+
+def test_a_toolbar_takes_the_tap_not_the_row_scrolled_under_it():
+    tree = shop_screen()
+    assert tree.element_at(200, 100).text == "Shop"
+    assert tree.element_at(700, 100).resource_id == "shop:id/toolbar"
+    assert tree.element_at(700, 250).resource_id == "shop:id/row_0"
+
+
+def test_a_later_sibling_covers_an_earlier_one_even_when_larger():
+    small, card = "[100,100][200,200]", "[0,0][500,500]"
+    tree = parse_ui_xml(
+        dump(
+            node(
+                "[0,0][1000,1000]",
+                node(small, clickable="true", resource_id="a:id/below")
+                + node(card, clickable="true", resource_id="a:id/dialog"),
+            )
+        )
+    )
+    assert tree.element_at(150, 150).resource_id == "a:id/dialog"
+    # Drawn first, the dialog would lie beneath the button: then the button is hit.
+    swapped = parse_ui_xml(
+        dump(
+            node(
+                "[0,0][1000,1000]",
+                node(card, clickable="true", resource_id="a:id/dialog")
+                + node(small, clickable="true", resource_id="a:id/below"),
+            )
+        )
+    )
+    assert swapped.element_at(150, 150).resource_id == "a:id/below"
+
+
 def test_points_outside_every_node_find_nothing(favorites):
     assert favorites.element_at(2000, 100) is None
     assert favorites.element_at(-1, 5) is None
@@ -402,7 +469,7 @@ def test_the_converter_uses_the_given_package_and_cleans_text():
     tree = parse_ui_xml(views_to_uiautomator_xml(views, package="com.example"))
     assert tree.package == "com.example"
     child = tree.elements[1]
-    assert (child.text, child.password, child.enabled, child.path) == ("a?b", True, True, "0/0")
+    assert (child.text, child.password, child.enabled, child.path) == ("a.b", True, True, "0/0")
 
 
 @pytest.mark.parametrize(
@@ -539,3 +606,35 @@ def test_it_parses_bounds():
         with pytest.raises(UIXmlError) as info:
             parse_bounds(bad)
         assert str(info.value) == f"bad bounds {bad!r}"
+
+
+# --- characters XML cannot carry -------------------------------------------------------------
+
+
+def test_a_control_character_in_a_dump_reads_as_a_dot_like_uiautomator_writes_it():
+    raw = dump(node("[0,0][10,10]", text="bell\x07 and\x1b[0m") + node("[0,0][5,5]", text="&#7;x"))
+    tree = parse_ui_xml(raw.encode())
+    assert [el.text for el in tree.elements] == ["bell. and.[0m", ".x"]
+    assert parse_ui_xml(raw).elements == tree.elements  # str input too
+
+
+def test_cleaning_leaves_a_clean_dump_byte_for_byte():
+    from trajectories.uixml import clean_ui_xml
+
+    real = zillow_bytes("favoritesScreen")
+    assert clean_ui_xml(real) is not None and clean_ui_xml(real) == real
+    kept = b'<hierarchy><node text="tab&#9;&#x41;&#128512;" bounds="[0,0][1,1]"/></hierarchy>'
+    assert clean_ui_xml(kept) == kept
+    assert clean_ui_xml(b'<a b="&#0;&#xFFFE;&#99999999;"/>') == b'<a b="..."/>'
+    etree.fromstring(clean_ui_xml(b'<a b="\x00\x01\x08\x0b\x0c\x0e\x1f"/>'))  # strict parse
+
+
+def test_attributes_are_written_in_double_quotes_as_uiautomator_does():
+    from trajectories.uixml import quote_attribute
+
+    assert quote_attribute('say "hi" & <go>') == '"say &quot;hi&quot; &amp; &lt;go&gt;"'
+    assert quote_attribute("it's\x07\ud800") == '"it\'s.."'
+    assert quote_attribute("two\nlines\t") == '"two&#10;lines&#9;"'
+    for value in ('"', "'", "a\nb", "\x00"):
+        element = etree.fromstring(f"<node text={quote_attribute(value)}/>")
+        assert element.get("text") == ("." if value == "\x00" else value)

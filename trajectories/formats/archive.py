@@ -1,26 +1,31 @@
 """Import sources: a folder, a .zip or a .tar archive, opened safely.
 
 Archives are unpacked into a temporary folder with every member checked first: no path may
-escape the folder, no links or devices, no file over ``WAYPOINT_MAX_FILE_BYTES`` and no more
-than ``WAYPOINT_MAX_UPLOAD_BYTES`` in all (a zip bomb is refused before it is written).
+escape the folder, no links or devices, no file over ``WAYPOINT_MAX_FILE_BYTES``, and in all no
+more than ``WAYPOINT_MAX_UNPACKED_BYTES`` nor ``WAYPOINT_MAX_UNPACK_RATIO`` times the archive's
+own size (a zip bomb is refused from its headers, before anything is written). Members are then
+streamed to disk with the same limits counted on the bytes actually written, since headers can
+lie.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sys
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 
 from ..validation import InvalidData, fail
+
+CHUNK = 1024**2
 
 
 def human_size(size: int) -> str:
@@ -66,12 +71,44 @@ def _safe_member_path(name: str, archive: str) -> PurePosixPath:
     return path
 
 
-def _check_total(total: int, archive: str) -> None:
-    limit = settings.WAYPOINT_MAX_UPLOAD_BYTES
-    if total > limit:
-        raise InvalidData(
-            f"{archive}: unpacks to more than {human_size(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
-        )
+class UnpackBudget:
+    """How much an archive may unpack to: in bytes, and relative to its own size."""
+
+    def __init__(self, name: str, packed: int):
+        self.name = name
+        self.packed = max(packed, 1)
+        self.written = 0
+
+    def check(self, total: int, *, more: bool = False) -> None:
+        """Refuse ``total`` unpacked bytes (``more``: counted while writing, there may be more)."""
+        size = f"at least {human_size(total)}" if more else human_size(total)
+        limit = settings.WAYPOINT_MAX_UNPACKED_BYTES
+        if total > limit:
+            raise InvalidData(
+                f"{self.name}: unpacks to {size}, over the limit of {human_size(limit)} "
+                "(WAYPOINT_MAX_UNPACKED_BYTES)"
+            )
+        ratio = settings.WAYPOINT_MAX_UNPACK_RATIO
+        if total > ratio * self.packed:
+            raise InvalidData(
+                f"{self.name}: unpacks to {size}, {total // self.packed} times its own "
+                f"{human_size(self.packed)}; the limit is {ratio} times (WAYPOINT_MAX_UNPACK_RATIO)"
+            )
+
+    def copy(self, src: BinaryIO, target: Path, declared: int, where: str) -> None:
+        """Stream one member to ``target``, counting what is written against every limit."""
+        member = 0
+        with open(target, "wb") as out:
+            while chunk := src.read(CHUNK):
+                member += len(chunk)
+                self.written += len(chunk)
+                if member > declared:
+                    check_file_size(member, where)
+                    raise InvalidData(
+                        f"{where}: holds more than the {declared} bytes its header says"
+                    )
+                self.check(self.written, more=True)
+                out.write(chunk)
 
 
 def _check_no_clash(members: list[tuple[PurePosixPath, bool]], archive: str) -> None:
@@ -84,6 +121,16 @@ def _check_no_clash(members: list[tuple[PurePosixPath, bool]], archive: str) -> 
         raise InvalidData(f"{archive}: {clash[0].as_posix()!r} is both a file and a folder")
 
 
+def check_zip_size(archive: zipfile.ZipFile, name: str, packed: int) -> None:
+    """Refuse a zip whose headers say it unpacks to too much, or to a file too large."""
+    total = 0
+    for info in archive.infolist():
+        if not info.is_dir():
+            check_file_size(info.file_size, f"{name}: {info.filename}")
+            total += info.file_size
+    UnpackBudget(name, packed).check(total)
+
+
 def _unpack_zip(source: Path, dest: Path) -> None:
     try:
         archive = zipfile.ZipFile(source)
@@ -91,16 +138,13 @@ def _unpack_zip(source: Path, dest: Path) -> None:
         raise InvalidData(f"{source.name}: not a readable zip archive ({exc})") from exc
     with archive:
         members = archive.infolist()
-        total = 0
+        budget = UnpackBudget(source.name, source.stat().st_size)
         for info in members:
-            path = _safe_member_path(info.filename, source.name)
+            _safe_member_path(info.filename, source.name)
             mode = info.external_attr >> 16
             if mode and (mode & 0o170000) == 0o120000:
                 raise InvalidData(f"{source.name}: member {info.filename!r} is a symbolic link")
-            if not info.is_dir():
-                check_file_size(info.file_size, f"{source.name}: {path}")
-                total += info.file_size
-        _check_total(total, source.name)
+        check_zip_size(archive, source.name, budget.packed)
         _check_no_clash(
             [(_safe_member_path(i.filename, source.name), i.is_dir()) for i in members],
             source.name,
@@ -113,10 +157,9 @@ def _unpack_zip(source: Path, dest: Path) -> None:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
-                with archive.open(info) as src, open(target, "wb") as out:
-                    # zipfile stops at the declared size and checks the CRC.
-                    shutil.copyfileobj(src, out)
-            except (zipfile.BadZipFile, EOFError, OSError) as exc:
+                with archive.open(info) as src:
+                    budget.copy(src, target, info.file_size, f"{source.name}: {path}")
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
                 raise InvalidData(f"{source.name}: member {path} is damaged ({exc})") from exc
 
 
@@ -126,12 +169,20 @@ def _unpack_tar(source: Path, dest: Path) -> None:
     except (tarfile.TarError, OSError) as exc:
         raise InvalidData(f"{source.name}: not a readable tar archive ({exc})") from exc
     with archive:
-        try:
-            members = archive.getmembers()
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+        budget = UnpackBudget(source.name, source.stat().st_size)
+        members: list[tarfile.TarInfo] = []
         total = 0
-        for member in members:
+        # A tar lists its members as it is read: stop at the first one past a limit rather
+        # than decompress all of a .tar.gz bomb to learn its full size.
+        headers = iter(archive)
+        while True:
+            try:
+                member = next(headers, None)
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+                raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+            if member is None:
+                break
+            members.append(member)
             path = _safe_member_path(member.name, source.name)
             if member.issym() or member.islnk():
                 raise InvalidData(f"{source.name}: member {member.name!r} is a link")
@@ -140,14 +191,24 @@ def _unpack_tar(source: Path, dest: Path) -> None:
             if member.isfile():
                 check_file_size(member.size, f"{source.name}: {path}")
                 total += member.size
-        _check_total(total, source.name)
+                budget.check(total, more=True)
         _check_no_clash(
             [(_safe_member_path(m.name, source.name), m.isdir()) for m in members], source.name
         )
-        try:
-            archive.extractall(dest, members=members, filter="data")
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+        for member in members:
+            path = _safe_member_path(member.name, source.name)
+            target = dest.joinpath(*path.parts)
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                src = archive.extractfile(member)
+                assert src is not None  # a regular file, checked above
+                with src:
+                    budget.copy(src, target, member.size, f"{source.name}: {path}")
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+                raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
 
 
 @contextlib.contextmanager
@@ -159,9 +220,12 @@ def open_source(source: Path, workdir: Path | None = None) -> Iterator[Path]:
     if source.is_dir():
         yield source
         return
-    check_size = source.stat().st_size
-    if check_size > settings.WAYPOINT_MAX_UPLOAD_BYTES:
-        _check_total(check_size, source.name)
+    size, limit = source.stat().st_size, settings.WAYPOINT_MAX_UPLOAD_BYTES
+    if size > limit:
+        raise InvalidData(
+            f"{source.name}: the archive is {human_size(size)}, over the limit of "
+            f"{human_size(limit)} (WAYPOINT_MAX_UPLOAD_BYTES)"
+        )
     with tempfile.TemporaryDirectory(prefix="waypoint-import-", dir=workdir) as tmp:
         dest = Path(tmp)
         if zipfile.is_zipfile(source):

@@ -78,7 +78,7 @@ from typing import Any
 
 from PIL import Image
 
-from ..blobs import check_image
+from ..images import check_image
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIElement, UITree, UIXmlError, parse_ui_xml, views_to_uiautomator_xml
 from ..validation import InvalidData

@@ -28,7 +28,8 @@ from typing import Any
 from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 
-from ..blobs import check_image, sha256_hex
+from ..blobs import sha256_hex
+from ..images import check_image
 from ..models import (
     Anchor,
     AnchorLink,
@@ -41,7 +42,7 @@ from ..models import (
     blob_storage_name,
 )
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
-from ..uixml import UIXmlError, parse_ui_xml
+from ..uixml import UIXmlError, clean_ui_xml, parse_ui_xml
 from ..validation import InvalidData, check_kind, fail, field_at
 from .archive import loads, read_file
 
@@ -473,7 +474,9 @@ def _read_screen(
     xml_name = f.get("ui_xml", str, None)
     xml = None
     if xml_name is not None:
-        xml = _read_listed(folder, xml_name, f.at("ui_xml"), files, checked)
+        # Stored clean: a control character an older Waypoint kept becomes "." (uiautomator's
+        # choice), so the screen imports and strict XML tools can read it again.
+        xml = clean_ui_xml(_read_listed(folder, xml_name, f.at("ui_xml"), files, checked))
         if checked.get(xml_name) is None:
             try:
                 parse_ui_xml(xml)

@@ -65,14 +65,21 @@
         const body = await r.json();
         showError(body.detail + " Reload the page.");
         recording = false;
+      } else if (r.ok) {
+        const body = await r.json();
+        if (body.notice && body.notice !== shownNotice) {
+          shownNotice = body.notice;
+          showError(body.notice, "notice");
+        }
       }
     }, every);
   }
+  let shownNotice = "";
 
-  function showError(text) {
+  function showError(text, className) {
     const panel = document.getElementById("recording");
     const p = document.createElement("p");
-    p.className = "error"; p.setAttribute("role", "alert"); p.textContent = text;
+    p.className = className || "error"; p.setAttribute("role", "alert"); p.textContent = text;
     panel.prepend(p);
   }
 
@@ -100,12 +107,17 @@
     if (rec) live.dataset.steps = rec.dataset.steps;
   });
 
-  // Client pixels → device pixels of the screenshot.
+  // Client pixels → device pixels of the screenshot. The image is fitted into its box
+  // (object-fit: contain), so measure from the picture drawn, not from the box around it:
+  // a box of another shape leaves bands above and below (or beside) the picture.
   function devicePoint(event) {
     const rect = img.getBoundingClientRect();
     const w = img.naturalWidth || Number(d.width), h = img.naturalHeight || Number(d.height);
-    const x = Math.round((event.clientX - rect.left) * w / rect.width);
-    const y = Math.round((event.clientY - rect.top) * h / rect.height);
+    const scale = Math.min(rect.width / w, rect.height / h);
+    const left = rect.left + (rect.width - w * scale) / 2;
+    const top = rect.top + (rect.height - h * scale) / 2;
+    const x = Math.floor((event.clientX - left) / scale);
+    const y = Math.floor((event.clientY - top) / scale);
     return {x: Math.max(0, Math.min(w - 1, x)), y: Math.max(0, Math.min(h - 1, y))};
   }
   function showBox(a, b) {
