@@ -12,6 +12,7 @@ from rest_framework.authtoken.models import Token
 
 from annotate.services import do_assign
 from tests.annotate.conftest import blank_record
+from tests.devices.conftest import grant
 from trajectories.services import do_import_trajectory, do_set_membership
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +45,7 @@ def trajectory(project, alice, bob):
 
 
 def test_a_reviewer_importing_the_virtual_devices_tasks_gets_a_403_page(project, dora):
+    grant("emulator-5554", project)
     response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk})
     assert response.status_code == 403
     page = response.content.decode()
@@ -62,6 +64,7 @@ def test_a_missing_role_on_any_page_is_the_same_styled_403(project, bob):
 
 
 def test_htmx_gets_the_403_message_alone(project, dora):
+    grant("emulator-5554", project)
     response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk}, **HX)
     assert response.status_code == 403
     assert response["Content-Type"].startswith("text/plain")
@@ -227,7 +230,7 @@ def test_the_schema_documents_the_shared_statuses_and_bounds():
     page_size = next(p for p in listing["parameters"] if p["name"] == "page_size")
     assert (page_size["schema"]["minimum"], page_size["schema"]["maximum"]) == (1, 500)
     token = schema["paths"]["/api/v1/auth/token/"]["post"]
-    assert set(token["responses"]) == {"200", "400", "401", "406", "415"}
+    assert set(token["responses"]) == {"200", "400", "401", "406", "415", "429"}
     create = schema["paths"]["/api/v1/projects/"]["post"]
     assert list(create["requestBody"]["content"]) == ["application/json"]
     blob = schema["paths"]["/api/v1/blobs/{sha256}/"]["get"]["responses"]
