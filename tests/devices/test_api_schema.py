@@ -6,7 +6,7 @@ its task, a labelled trajectory, a job, a member, and the virtual device she dri
 must be no server error and agree with the schema: a documented status code and content type, a
 body of the documented shape, invalid input refused, valid input not refused as invalid.
 
-It lives beside the device tests because it drives the session's virtual device.
+It lives beside the device tests for their adb server; it drives a virtual phone of its own.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from schemathesis.config import SchemathesisConfig
 
 from annotate.services import do_assign
 from devices.services import do_take_device
-from tests.devices.conftest import grant
+from devices.virtual import VirtualDevice
+from tests.conftest import require_chromium
+from tests.devices.conftest import free_port, grant
 from tests.trajectories.builders import make_record
 from trajectories.models import AnchorLink, Job, JobKind
 from trajectories.services import do_import_trajectory
@@ -52,8 +54,20 @@ CONFIG = SchemathesisConfig.from_dict(
 )
 
 
+@pytest.fixture(scope="module")
+def own_device(adb_server):
+    """A virtual phone of its own: generated actions leave it in any state, which the other
+    device tests must not inherit."""
+    phone = VirtualDevice(
+        port=free_port(), size="540x1200", seed=7, chromium_path=require_chromium()
+    ).start()
+    yield adb_server.connect(phone.serial)
+    adb_server.run("disconnect", phone.serial)
+    phone.stop()
+
+
 @pytest.fixture
-def world(project, alice, bob, adb_servers, device, settings):
+def world(project, alice, bob, adb_servers, own_device, settings):
     """Real objects for every kind of id the API takes; alice (admin) drives the device."""
     settings.WAYPOINT_SETTLE_TIMEOUT_MS = 300  # generated actions must not wait for a calm screen
     settings.WAYPOINT_SETTLE_INTERVAL_MS = 50
@@ -62,6 +76,7 @@ def world(project, alice, bob, adb_servers, device, settings):
     job = Job.objects.create(
         project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
     )
+    device = own_device
     grant(device.serial, project)
     lease = do_take_device(device.serial, adb_servers[0], alice)
     subgoal = trajectory.subgoals.order_by("start").first()
