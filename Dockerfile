@@ -12,9 +12,8 @@ WORKDIR /app
 
 # Dependencies first, so a code change does not reinstall them.
 COPY pyproject.toml README.md ./
-# gunicorn is the production server only, so it is not a dependency in pyproject.toml.
 RUN mkdir -p config frontend annotate devices trajectories fixtures \
-    && pip install . gunicorn==27.0.1 \
+    && pip install . \
     && pip uninstall -y waypoint
 
 COPY . .

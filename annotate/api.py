@@ -16,7 +16,9 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from trajectories import edits, label_edits
 from trajectories.api import WaypointAPIView, check_serializer
+from trajectories.labels import all_labels
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer
 from trajectories.validation import InvalidData, InvalidRequest
@@ -24,7 +26,6 @@ from trajectories.validation import InvalidData, InvalidRequest
 from . import services as s
 from .agreement import Counts, project_agreement
 from .completeness import problems_of
-from .labels import all_labels
 from .models import Assignment, ReviewComment
 from .permissions import EDIT, REVIEW, access_assignments, access_labels
 from .serializers import (
@@ -82,7 +83,7 @@ def labels_data(trajectory: Trajectory) -> dict[str, Any]:
     return {
         "version": trajectory.version,
         "status": trajectory.status,
-        **s.undo_state(trajectory),
+        **edits.undo_state(trajectory),
         **labels,
         "problems": [asdict(p) for p in problems],
     }
@@ -138,7 +139,7 @@ class SplitView(LabelsAPIView):
             request,
             trajectory_id,
             SplitRequestSerializer,
-            lambda t, v, d: s.do_split_subgoal(t, request.user, v, d["step"]),
+            lambda t, v, d: label_edits.do_split_subgoal(t, request.user, v, d["step"]),
         )
 
 
@@ -156,17 +157,17 @@ class MergeView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: s.do_merge_subgoals(t, request.user, v, subgoal_id),
+            lambda t, v, d: label_edits.do_merge_subgoals(t, request.user, v, subgoal_id),
         )
 
 
 def _patch_subgoal(trajectory, actor, version, subgoal_id, data) -> None:
     bounds = {k: data.pop(k) for k in ("start", "end") if k in data}
     if bounds:
-        s.do_move_boundary(trajectory, actor, version, subgoal_id, **bounds)
+        label_edits.do_move_boundary(trajectory, actor, version, subgoal_id, **bounds)
         version = trajectory.version
     if data or not bounds:
-        s.do_update_subgoal(trajectory, actor, version, subgoal_id, data)
+        label_edits.do_update_subgoal(trajectory, actor, version, subgoal_id, data)
 
 
 @extend_schema(tags=TAGS)
@@ -195,7 +196,7 @@ class SubgoalView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: s.do_delete_subgoal(t, request.user, v, subgoal_id),
+            lambda t, v: label_edits.do_delete_subgoal(t, request.user, v, subgoal_id),
         )
 
 
@@ -213,7 +214,7 @@ class StepLabelView(LabelsAPIView):
             request,
             trajectory_id,
             StepPatchSerializer,
-            lambda t, v, d: s.do_update_step(t, request.user, v, index, d),
+            lambda t, v, d: label_edits.do_update_step(t, request.user, v, index, d),
         )
 
 
@@ -231,7 +232,7 @@ class MemoryTargetListView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetRequestSerializer,
-            lambda t, v, d: s.do_add_memory_target(t, request.user, v, **d),
+            lambda t, v, d: label_edits.do_add_memory_target(t, request.user, v, **d),
         )
 
 
@@ -249,7 +250,7 @@ class MemoryTargetView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetPatchSerializer,
-            lambda t, v, d: s.do_update_memory_target(t, request.user, v, target_id, d),
+            lambda t, v, d: label_edits.do_update_memory_target(t, request.user, v, target_id, d),
         )
 
     @extend_schema(
@@ -261,7 +262,7 @@ class MemoryTargetView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: s.do_delete_memory_target(t, request.user, v, target_id),
+            lambda t, v: label_edits.do_delete_memory_target(t, request.user, v, target_id),
         )
 
 
@@ -279,7 +280,7 @@ class AnchorListView(LabelsAPIView):
             request,
             trajectory_id,
             AnchorRequestSerializer,
-            lambda t, v, d: s.do_add_anchor(t, request.user, v, **d),
+            lambda t, v, d: label_edits.do_add_anchor(t, request.user, v, **d),
         )
 
 
@@ -297,7 +298,7 @@ class AnchorView(LabelsAPIView):
             request,
             trajectory_id,
             AnchorPatchSerializer,
-            lambda t, v, d: s.do_update_anchor(t, request.user, v, key, d),
+            lambda t, v, d: label_edits.do_update_anchor(t, request.user, v, key, d),
         )
 
     @extend_schema(
@@ -307,7 +308,9 @@ class AnchorView(LabelsAPIView):
     )
     def delete(self, request: Request, trajectory_id: int, key: str) -> Response:
         return self.delete_edit(
-            request, trajectory_id, lambda t, v: s.do_delete_anchor(t, request.user, v, key)
+            request,
+            trajectory_id,
+            lambda t, v: label_edits.do_delete_anchor(t, request.user, v, key),
         )
 
 
@@ -325,7 +328,7 @@ class AnchorLinkListView(LabelsAPIView):
             request,
             trajectory_id,
             LinkRequestSerializer,
-            lambda t, v, d: s.do_add_anchor_link(t, request.user, v, **d),
+            lambda t, v, d: label_edits.do_add_anchor_link(t, request.user, v, **d),
         )
 
 
@@ -342,7 +345,7 @@ class AnchorLinkView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: s.do_delete_anchor_link(t, request.user, v, link_id),
+            lambda t, v: label_edits.do_delete_anchor_link(t, request.user, v, link_id),
         )
 
 
@@ -360,7 +363,7 @@ class UndoView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: s.do_undo(t, request.user, v),
+            lambda t, v, d: edits.do_undo(t, request.user, v),
         )
 
 
@@ -378,7 +381,7 @@ class RedoView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: s.do_redo(t, request.user, v),
+            lambda t, v, d: edits.do_redo(t, request.user, v),
         )
 
 

@@ -1,11 +1,14 @@
-"""The human workflow around labels: who annotates what, the undo stack, review comments."""
+"""The human workflow around labels: who annotates what, review comments.
+
+(The undo stack is part of the edit protocol, in ``trajectories.edits``.)
+"""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
-from trajectories.models import AuditEvent, Trajectory
+from trajectories.models import Trajectory
 
 
 class Assignment(models.Model):
@@ -30,24 +33,6 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.trajectory_id}"
-
-
-class LabelEdit(models.Model):
-    """One entry of a trajectory's undo stack: the audit event holds the labels before/after.
-
-    Undone entries form the redo stack until a new edit clears it.
-    """
-
-    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+")
-    event = models.ForeignKey(AuditEvent, on_delete=models.CASCADE, related_name="+")
-    undone = models.BooleanField(default=False)
-
-    class Meta:
-        ordering = ["trajectory", "id"]
-        indexes = [models.Index(fields=["trajectory", "undone", "id"])]
-
-    def __str__(self) -> str:
-        return f"edit {self.event_id}{' (undone)' if self.undone else ''}"
 
 
 class ReviewComment(models.Model):

@@ -14,7 +14,24 @@ from trajectories.models import Project, Role, Trajectory
 
 from .models import Assignment
 
-VIEW, EDIT, REVIEW, ASSIGN = "view", "edit", "review", "assign"
+VIEW, EDIT, REVIEW = "view", "edit", "review"
+
+
+def assignees_of(trajectory: Trajectory) -> frozenset[int]:
+    """Ids of the annotators assigned to the trajectory, read once per loaded instance.
+
+    A page asks several times (may the user edit? is the page editable?); the instance lives
+    for one request, and no workspace operation changes assignments.
+    """
+    cached = trajectory.__dict__.get("_assignees")
+    if cached is None:
+        cached = frozenset(
+            Assignment.objects.filter(trajectory=trajectory)
+            .order_by()
+            .values_list("annotator_id", flat=True)
+        )
+        trajectory.__dict__["_assignees"] = cached
+    return cached
 
 
 def may_edit(user, trajectory: Trajectory, role: str | None) -> bool:
@@ -22,9 +39,7 @@ def may_edit(user, trajectory: Trajectory, role: str | None) -> bool:
         return True
     if role != Role.ANNOTATOR:
         return False
-    assignees = set(
-        Assignment.objects.filter(trajectory=trajectory).values_list("annotator_id", flat=True)
-    )
+    assignees = assignees_of(trajectory)
     if assignees:
         return user.pk in assignees
     return trajectory.recorded_by_id == user.pk

@@ -17,9 +17,9 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from trajectories import edits, label_edits
 from trajectories.access import access_project, projects_of, trajectories_of
 from trajectories.models import Role, Status, Step, Trajectory
 from trajectories.validation import InvalidData
@@ -88,7 +88,7 @@ def _memory_update(r, t, v, post):
         fields["retrieve_steps"] = _steps(post, "retrieve_steps")
     if post.get("evidence"):
         fields["evidence"] = _evidence(post)
-    return s.do_update_memory_target(t, r.user, v, post.get("target"), fields)
+    return label_edits.do_update_memory_target(t, r.user, v, post.get("target"), fields)
 
 
 def _memory_toggle(r, t, v, post):
@@ -97,14 +97,16 @@ def _memory_toggle(r, t, v, post):
         raise InvalidData("that memory target is gone")
     step = _int(post, "step")
     steps = set(target.retrieve_steps) ^ {step}
-    return s.do_update_memory_target(t, r.user, v, target.pk, {"retrieve_steps": sorted(steps)})
+    return label_edits.do_update_memory_target(
+        t, r.user, v, target.pk, {"retrieve_steps": sorted(steps)}
+    )
 
 
 def _anchor_update(r, t, v, post):
     fields: dict[str, Any] = _given(post, ("type", "content", "description"))
     if post.get("evidence"):
         fields["evidence"] = _evidence(post)
-    return s.do_update_anchor(t, r.user, v, post.get("key"), fields)
+    return label_edits.do_update_anchor(t, r.user, v, post.get("key"), fields)
 
 
 def _review(r, t, v, post):
@@ -114,17 +116,25 @@ def _review(r, t, v, post):
 
 
 OPERATIONS: dict[str, Operation] = {
-    "split": (EDIT, True, lambda r, t, v, p: s.do_split_subgoal(t, r.user, v, _int(p, "at"))),
-    "merge": (EDIT, True, lambda r, t, v, p: s.do_merge_subgoals(t, r.user, v, p.get("subgoal"))),
+    "split": (
+        EDIT,
+        True,
+        lambda r, t, v, p: label_edits.do_split_subgoal(t, r.user, v, _int(p, "at")),
+    ),
+    "merge": (
+        EDIT,
+        True,
+        lambda r, t, v, p: label_edits.do_merge_subgoals(t, r.user, v, p.get("subgoal")),
+    ),
     "delete_subgoal": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_delete_subgoal(t, r.user, v, p.get("subgoal")),
+        lambda r, t, v, p: label_edits.do_delete_subgoal(t, r.user, v, p.get("subgoal")),
     ),
     "boundary": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_move_boundary(
+        lambda r, t, v, p: label_edits.do_move_boundary(
             t,
             r.user,
             v,
@@ -136,17 +146,21 @@ OPERATIONS: dict[str, Operation] = {
     "subgoal": (
         EDIT,
         False,
-        lambda r, t, v, p: s.do_update_subgoal(t, r.user, v, p.get("subgoal"), _subgoal_fields(p)),
+        lambda r, t, v, p: label_edits.do_update_subgoal(
+            t, r.user, v, p.get("subgoal"), _subgoal_fields(p)
+        ),
     ),
     "step": (
         EDIT,
         False,
-        lambda r, t, v, p: s.do_update_step(t, r.user, v, _int(p, "step"), _step_fields(p)),
+        lambda r, t, v, p: label_edits.do_update_step(
+            t, r.user, v, _int(p, "step"), _step_fields(p)
+        ),
     ),
     "memory_add": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_add_memory_target(
+        lambda r, t, v, p: label_edits.do_add_memory_target(
             t,
             r.user,
             v,
@@ -162,12 +176,12 @@ OPERATIONS: dict[str, Operation] = {
     "memory_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_delete_memory_target(t, r.user, v, p.get("target")),
+        lambda r, t, v, p: label_edits.do_delete_memory_target(t, r.user, v, p.get("target")),
     ),
     "anchor_add": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_add_anchor(
+        lambda r, t, v, p: label_edits.do_add_anchor(
             t,
             r.user,
             v,
@@ -182,12 +196,12 @@ OPERATIONS: dict[str, Operation] = {
     "anchor_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_delete_anchor(t, r.user, v, p.get("key")),
+        lambda r, t, v, p: label_edits.do_delete_anchor(t, r.user, v, p.get("key")),
     ),
     "link_add": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_add_anchor_link(
+        lambda r, t, v, p: label_edits.do_add_anchor_link(
             t,
             r.user,
             v,
@@ -200,10 +214,10 @@ OPERATIONS: dict[str, Operation] = {
     "link_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: s.do_delete_anchor_link(t, r.user, v, p.get("link")),
+        lambda r, t, v, p: label_edits.do_delete_anchor_link(t, r.user, v, p.get("link")),
     ),
-    "undo": (EDIT, True, lambda r, t, v, p: s.do_undo(t, r.user, v)),
-    "redo": (EDIT, True, lambda r, t, v, p: s.do_redo(t, r.user, v)),
+    "undo": (EDIT, True, lambda r, t, v, p: edits.do_undo(t, r.user, v)),
+    "redo": (EDIT, True, lambda r, t, v, p: edits.do_redo(t, r.user, v)),
     "submit": (EDIT, True, lambda r, t, v, p: s.do_submit(t, r.user, v)),
     "comment": (
         REVIEW,
@@ -230,7 +244,7 @@ def _selected(request: HttpRequest, trajectory: Trajectory) -> int:
 
 def _render(request, trajectory, role, index, template, *, status=200, **extra) -> HttpResponse:
     context = labels_context(trajectory, index, request.user, role)
-    context.update(step_context(trajectory, index, context))
+    context.update(step_context(trajectory, index, context, extra.get("steps")))
     context.update(project=trajectory.project, **extra)
     return render(request, template, context, status=status)
 
@@ -243,9 +257,10 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
     if request.htmx and not request.htmx.history_restore_request:
         response = _render(request, trajectory, role, index, "annotate/_main.html")
     else:
-        steps = (
+        # The filmstrip's steps; the selected one is among them, with its XML.
+        steps = list(
             Step.objects.filter(trajectory=trajectory)
-            .select_related("screen__screenshot")
+            .select_related("screen__screenshot", "screen__ui_xml")
             .order_by("index")
         )
         response = _render(
@@ -276,7 +291,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
         version = None
     try:
         run(request, trajectory, version, request.POST)
-    except s.StaleVersion as exc:
+    except edits.StaleVersion as exc:
         trajectory.refresh_from_db()
         return _render(
             request,
@@ -425,7 +440,3 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
-
-
-def workspace_url(trajectory_id: int, step: int = 0) -> str:
-    return f"{reverse('annotate-workspace', args=[trajectory_id])}?step={step}"

@@ -13,7 +13,12 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
+
 from trajectories.blobs import read_blob
+from trajectories.edits import EDITABLE, undo_state
+from trajectories.labels import anchor_dict, memory_target_dict, subgoal_dict
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -31,10 +36,8 @@ from trajectories.models import (
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
-from .labels import anchor_dict, memory_target_dict, subgoal_dict
 from .models import ReviewComment
 from .permissions import may_edit, may_review
-from .services import EDITABLE, undo_state
 
 PALETTE = [
     "#4e79a7",
@@ -104,6 +107,34 @@ def _elements_of(sha256: str, content_type: str) -> tuple[dict[str, Any], ...]:
     # Small elements last, so they are on top and get the pointer.
     found.sort(key=lambda e: -(e["w"] * e["h"]))
     return tuple(found)
+
+
+ELEMENT_RECT = (
+    '<rect class="el{}" x="{}" y="{}" width="{}" height="{}" data-target="{}">'
+    "<title>{}</title></rect>"
+)
+
+
+@lru_cache(maxsize=256)
+def _elements_svg(sha256: str, content_type: str) -> SafeString:
+    # The boxes of a screen are the same on every visit: draw their markup once per process
+    # (a dump has dozens of elements; rendering them through the template cost every request).
+    return format_html_join(
+        "",
+        ELEMENT_RECT,
+        (
+            (
+                " act" if e["interactable"] else "",
+                e["x"],
+                e["y"],
+                e["w"],
+                e["h"],
+                e["target"],
+                e["title"],
+            )
+            for e in _elements_of(sha256, content_type)
+        ),
+    )
 
 
 def track_of(
@@ -250,14 +281,27 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
     }
 
 
-def step_context(trajectory: Trajectory, index: int, labels: dict[str, Any]) -> dict[str, Any]:
-    """The selected step with its screen, XML boxes and evidence boxes."""
-    step = (
-        Step.objects.filter(trajectory=trajectory, index=index)
-        .select_related("screen__screenshot", "screen__ui_xml")
-        .first()
-    )
-    elements = screen_elements(step.screen.ui_xml) if step and step.screen.ui_xml_id else ()
+def step_context(
+    trajectory: Trajectory,
+    index: int,
+    labels: dict[str, Any],
+    steps: list[Step] | None = None,
+) -> dict[str, Any]:
+    """The selected step with its screen, XML boxes and evidence boxes.
+
+    ``steps``, when the page has read them all (with screens and blobs), spares a query.
+    """
+    if steps is not None:
+        step = next((s for s in steps if s.index == index), None)
+    else:
+        step = (
+            Step.objects.filter(trajectory=trajectory, index=index)
+            .select_related("screen__screenshot", "screen__ui_xml")
+            .first()
+        )
+    xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
+    elements = screen_elements(xml) if xml else ()
+    elements_svg = _elements_svg(xml.sha256, xml.content_type) if xml else ""
     evidence = []
     for m in labels["memory_targets"]:
         if m["encode_step"] == index and m["evidence"].get("bounds"):
@@ -272,4 +316,9 @@ def step_context(trajectory: Trajectory, index: int, labels: dict[str, Any]) -> 
     for e in evidence:
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
-    return {"step": step, "elements": elements, "evidence_boxes": evidence}
+    return {
+        "step": step,
+        "elements": elements,
+        "elements_svg": elements_svg,
+        "evidence_boxes": evidence,
+    }

@@ -45,8 +45,8 @@ def setup() -> None:
 
 
 def labelled_trajectory(project, user, steps: int, seed: int):
-    from annotate import services as s
     from fixtures.generate import generate_record
+    from trajectories import label_edits
     from trajectories.models import Anchor, AnchorLink, MemoryTarget, Subgoal, Trajectory
     from trajectories.services import do_import_trajectory
 
@@ -80,7 +80,7 @@ def labelled_trajectory(project, user, steps: int, seed: int):
         for i, (a, b) in enumerate(zip(anchors, anchors[1:], strict=False))
     )
     for i in range(4):
-        s.do_add_memory_target(
+        label_edits.do_add_memory_target(
             t,
             user,
             t.version,

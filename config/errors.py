@@ -23,10 +23,10 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 # The one place that imports the domain's exceptions for mapping them to HTTP.
-from annotate.services import StaleVersion
 from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, RecordingError
 from devices.services.adb import DeviceNotFound
 from trajectories.access import AccessDenied
+from trajectories.edits import StaleVersion
 from trajectories.validation import MAX_INT, InvalidData, InvalidRequest
 
 API_PREFIX = "/api/"

@@ -104,10 +104,18 @@ TEMPLATES = [
     },
 ]
 
+# A connection serves the requests of this many seconds (0: one per request), saving a connect
+# per request under load; it is checked before reuse, so a restarted database costs no request.
+WAYPOINT_CONN_MAX_AGE = envint("WAYPOINT_CONN_MAX_AGE", 0 if DEBUG else 60)
+if WAYPOINT_CONN_MAX_AGE < 0:
+    raise ImproperlyConfigured(
+        f"WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got {WAYPOINT_CONN_MAX_AGE}"
+    )
 DATABASES = {
     "default": dj_database_url.parse(
         os.getenv("DATABASE_URL", f"sqlite:///{VAR_DIR / 'waypoint.sqlite3'}"),
-        conn_max_age=envint("DB_CONN_MAX_AGE", 0),
+        conn_max_age=WAYPOINT_CONN_MAX_AGE,
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -333,3 +341,9 @@ WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
+
+# The evaluator's optional LLM judge for M-Acc (manage.py evaluate --judge): any
+# OpenAI-compatible API, e.g. http://localhost:8001/v1.
+WAYPOINT_JUDGE_URL = os.getenv("WAYPOINT_JUDGE_URL", "")
+WAYPOINT_JUDGE_MODEL = os.getenv("WAYPOINT_JUDGE_MODEL", "gpt-4o-mini")
+WAYPOINT_JUDGE_API_KEY = os.getenv("WAYPOINT_JUDGE_API_KEY", "")

@@ -36,6 +36,7 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
+from trajectories.edits import StaleVersion
 from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
 from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
 from trajectories.validation import ACTION_FIELDS, InvalidData
@@ -70,7 +71,14 @@ from .services.inventory import do_update_device
 from .services.leases import final_stretch_notice, latest_end
 from .virtual.status import read_status
 
-RECORDING_ERRORS = (InvalidData, RecordingError, LeaseConflict, DeviceUnavailable, AccessDenied)
+RECORDING_ERRORS = (
+    InvalidData,
+    StaleVersion,
+    RecordingError,
+    LeaseConflict,
+    DeviceUnavailable,
+    AccessDenied,
+)
 
 
 def device_members_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -413,12 +421,25 @@ def undo(request: HttpRequest, serial: str) -> HttpResponse:
     )
 
 
+def posted_version(request: HttpRequest) -> int | None:
+    """The trajectory version the console showed when the form was sent (None: not sent)."""
+    try:
+        return int(request.POST.get("version", ""))
+    except ValueError:
+        return None
+
+
 @login_required
 @require_POST
 @device_members_only
 def note(request: HttpRequest, serial: str) -> HttpResponse:
     try:
-        do_add_note(_driven(request, serial), request.user, request.POST.get("text", ""))
+        do_add_note(
+            _driven(request, serial),
+            request.user,
+            posted_version(request),
+            request.POST.get("text", ""),
+        )
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial)
@@ -437,6 +458,7 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
         do_mark_memory_target(
             trajectory,
             request.user,
+            posted_version(request),
             key=request.POST.get("key", ""),
             value=request.POST.get("value", ""),
             bounds=bounds,
@@ -453,17 +475,18 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
 def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
-        step = Step.objects.select_related("trajectory").get(trajectory=trajectory, index=index)
+        if not Step.objects.filter(trajectory=trajectory, index=index).exists():
+            return _panel(request, serial, f"No step {index}.")
         do_update_step_labels(
-            step,
+            trajectory,
             request.user,
+            posted_version(request),
+            index,
             thought=request.POST.get("thought", ""),
             summary=request.POST.get("summary", ""),
             memory=request.POST.get("memory", ""),
             trainable=request.POST.get("trainable") == "on",
         )
-    except Step.DoesNotExist:
-        return _panel(request, serial, f"No step {index}.")
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial, selected=index)

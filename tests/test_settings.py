@@ -37,3 +37,51 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
     result = run_manage("check")
     assert result.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def database_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    """CONN_MAX_AGE and CONN_HEALTH_CHECKS as config/settings.py computes them from ``env``."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEBUG", "SECRET_KEY", "WAYPOINT_CONN_MAX_AGE", "DATABASE_URL")
+    }
+    code = (
+        "from config import settings as s; d = s.DATABASES['default']; "
+        "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**clean, "WAYPOINT_VAR_DIR": str(tmp_path), "SECRET_KEY": "s" * 50, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_reuses_database_connections_with_health_checks(tmp_path):
+    result = database_settings(tmp_path, DEBUG="0")
+    assert result.stdout.split() == ["60", "True"], result.stderr
+    postgres = database_settings(tmp_path, DEBUG="0", DATABASE_URL="postgres://u@db:5432/w")
+    assert postgres.stdout.split() == ["60", "True"], postgres.stderr
+
+
+def test_development_opens_a_connection_per_request(tmp_path):
+    result = database_settings(tmp_path, DEBUG="1")
+    assert result.stdout.split() == ["0", "True"], result.stderr
+
+
+def test_the_connection_age_is_a_setting(tmp_path):
+    result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="300")
+    assert result.stdout.split() == ["300", "True"], result.stderr
+    result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="0")
+    assert result.stdout.split() == ["0", "True"], result.stderr
+
+
+def test_a_bad_connection_age_is_a_clear_error(tmp_path):
+    result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="forever")
+    assert result.returncode != 0
+    assert "WAYPOINT_CONN_MAX_AGE must be an integer, got 'forever'" in result.stderr
+    result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="-5")
+    assert "WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got -5" in result.stderr

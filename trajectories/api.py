@@ -9,11 +9,12 @@ service for any write, serialize. Domain errors keep the project's one shape,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from django.core.files.storage import default_storage
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils.datastructures import MultiValueDict
@@ -57,6 +58,7 @@ from .models import (
     Task,
     Trajectory,
 )
+from .selectors import trajectory_list
 from .serializers import (
     ErrorSerializer,
     ExportRequestSerializer,
@@ -79,7 +81,7 @@ from .services import (
     do_remove_membership,
     do_set_membership,
 )
-from .validation import KIND_NAMES, MAX_INT, InvalidRequest, check_choice
+from .validation import KIND_NAMES, MAX_INT, InvalidRequest
 from .views import blob_response, user_named
 
 
@@ -407,25 +409,14 @@ TRAJECTORY_FILTERS = [
     OpenApiParameter("source", enum=[*Source.values, ""], description="How it was made."),
     OpenApiParameter("task", str, description="A task uid."),
     OpenApiParameter("recorder", str, description="The recorder's username or recorded name."),
+    OpenApiParameter("app", str, description="An app package: named by the task or on a screen."),
 ]
 
 
-def filter_trajectories(
-    trajectories: QuerySet[Trajectory], params: dict[str, str]
-) -> QuerySet[Trajectory]:
-    """Apply the list filters; a value outside a field's choices is an error, not no rows."""
-    for name, choices in (("status", Status), ("outcome", Outcome), ("source", Source)):
-        value = params.get(name)
-        if value:
-            trajectories = trajectories.filter(**{name: check_choice(value, choices.values, name)})
-    if params.get("task"):
-        trajectories = trajectories.filter(task__uid=params["task"])
-    recorder = params.get("recorder")
-    if recorder:
-        trajectories = trajectories.filter(
-            Q(recorded_by__username=recorder) | Q(recorder_name=recorder)
-        )
-    return trajectories
+def list_filters(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The list filters among the query parameters (``page`` and the like are not filters)."""
+    names = [p.name for p in TRAJECTORY_FILTERS]
+    return {name: params.get(name) for name in names if name in params}
 
 
 @extend_schema(tags=["trajectories"])
@@ -437,9 +428,10 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Trajectory]:
         project = access_project(self.request.user, self.kwargs["project_id"])
-        trajectories = Trajectory.objects.filter(project=project).originals()
-        trajectories = filter_trajectories(trajectories, self.request.query_params)
-        return trajectories.select_related("task", "recorded_by")
+        filters = list_filters(self.request.query_params)
+        return trajectory_list(self.request.user, project, filters).select_related(
+            "task", "recorded_by"
+        )
 
     @extend_schema(
         summary="The project's trajectories, newest first",
@@ -577,9 +569,14 @@ class ExportView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
         data = check_serializer(ExportRequestSerializer(data=request.data))
-        filters = data["filters"]
-        filter_trajectories(Trajectory.objects.none(), filters)  # the same rules as the list
-        job = do_start_export(project, data["format"], request.user, filters)
+        job = do_start_export(
+            project,
+            data["format"],
+            request.user,
+            data["filters"],
+            options=data["options"],
+            split=data["split"],
+        )
         return job_response(job, request, status.HTTP_202_ACCEPTED)
 
 

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import api
+from .evaluation.api import EvaluationView
 
 urlpatterns = [
     path("auth/token/", api.TokenView.as_view(), name="api-token"),
@@ -36,6 +37,11 @@ urlpatterns = [
     ),
     path(
         "projects/<int:project_id>/jobs/", api.ProjectJobListView.as_view(), name="api-project-jobs"
+    ),
+    path(
+        "projects/<int:project_id>/evaluations/",
+        EvaluationView.as_view(),
+        name="api-project-evaluations",
     ),
     path("tasks/<int:task_id>/", api.TaskDetailView.as_view(), name="api-task"),
     path(

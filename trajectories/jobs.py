@@ -26,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -33,10 +34,18 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .formats import EXPORTERS, IMPORTERS, export_trajectories, import_trajectories
+from . import events
+from .formats import (
+    EXPORTERS,
+    IMPORTERS,
+    check_export_request,
+    export_trajectories,
+    import_trajectories,
+)
 from .formats.archive import check_zip_size, human_size
 from .formats.detect import AUTO, detect_archive_format
-from .models import Job, JobKind, JobStatus, Project, Trajectory
+from .models import Job, JobKind, JobStatus, Project
+from .selectors import check_trajectory_filters, trajectory_list
 from .services import record_event
 from .validation import InvalidData
 
@@ -45,10 +54,15 @@ log = logging.getLogger(__name__)
 PROGRESS_INTERVAL_S = 0.5
 
 
-def _send(job_id: int) -> None:
-    from .tasks import run_job_task
+RUN_JOB_TASK = "trajectories.run_job"  # the name of trajectories.tasks.run_job_task
 
-    run_job_task.delay(job_id)
+
+def _send(job_id: int) -> None:
+    """Queue the job for a worker, by the task's name (tasks.py imports this module)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        run_job(job_id)  # what the task does, here and now
+    else:
+        current_app.send_task(RUN_JOB_TASK, args=(job_id,))
 
 
 def _enqueue(job: Job) -> None:
@@ -131,7 +145,7 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
         job.input_path = default_storage.save(f"jobs/{job.pk}/input/{name}", upload)
         job.save(update_fields=["input_path"])
         record_event(
-            "job.import_queued",
+            events.JOB_IMPORT_QUEUED,
             actor=actor,
             project=project,
             obj=job,
@@ -141,47 +155,46 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
     return job
 
 
-EXPORT_FILTERS = ("status", "outcome", "task", "source")
-
-
 def do_start_export(
-    project: Project, fmt: str, actor, filters: dict[str, Any] | None = None
+    project: Project,
+    fmt: str,
+    actor,
+    filters: dict[str, Any] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
 ) -> Job:
+    """Queue an export; ``options`` per format and ``split`` as the dataset formats take them."""
     check_format(fmt, JobKind.EXPORT)
-    filters = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-    unknown = set(filters) - set(EXPORT_FILTERS)
-    if unknown:
-        raise InvalidData(
-            f"filters: unknown filter {sorted(unknown)[0]!r} (known: {', '.join(EXPORT_FILTERS)})"
-        )
+    filters = check_trajectory_filters(filters)  # the list's filters, with its rules
+    options, split = check_export_request(fmt, options, split)
+    params: dict[str, Any] = {"filters": filters}
+    if options:
+        params["options"] = options
+    if split:
+        params["split"] = split
     with transaction.atomic():
         job = Job.objects.create(
             project=project,
             kind=JobKind.EXPORT,
             format=fmt,
             created_by=actor,
-            params={"filters": filters},
+            params=params,
         )
         record_event(
-            "job.export_queued",
+            events.JOB_EXPORT_QUEUED,
             actor=actor,
             project=project,
             obj=job,
-            after={"format": fmt, "filters": filters},
+            after={"format": fmt, **params},
         )
         _enqueue(job)
     return job
 
 
 def export_scope(job: Job):
-    trajectories = Trajectory.objects.filter(project=job.project).originals()
-    filters = job.params.get("filters", {})
-    if "task" in filters:
-        trajectories = trajectories.filter(task__uid=filters["task"])
-    for name in ("status", "outcome", "source"):
-        if name in filters:
-            trajectories = trajectories.filter(**{name: filters[name]})
-    return trajectories
+    """The trajectories an export job writes: the project's list with the job's filters."""
+    return trajectory_list(None, job.project, job.params.get("filters", {}))
 
 
 class _Progress:
@@ -312,7 +325,7 @@ def reap_stale_jobs() -> dict[str, int]:
         ).update(status=JobStatus.QUEUED, heartbeat_at=None)
         if requeued:
             record_event(
-                "job.requeued",
+                events.JOB_REQUEUED,
                 actor=None,
                 project=job.project,
                 obj=job,
@@ -377,7 +390,7 @@ def do_retry_job(job: Job, actor) -> Job:
             heartbeat_at=None,
         )
         if retried:
-            record_event("job.retried", actor=actor, project=job.project, obj=job, after={})
+            record_event(events.JOB_RETRIED, actor=actor, project=job.project, obj=job, after={})
             _enqueue(job)
     job.refresh_from_db()
     return job
@@ -409,7 +422,15 @@ def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
 def _run_export(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     name = f"waypoint-{job.format}-export-{job.pk}"
     folder = tmp / name
-    counts = export_trajectories(export_scope(job), folder, job.format, progress=progress)
+    counts = export_trajectories(
+        export_scope(job),
+        folder,
+        job.format,
+        progress=progress,
+        options=job.params.get("options"),
+        filters=job.params.get("filters"),
+        split=job.params.get("split"),
+    )
     archive = tmp / f"{name}.zip"
     zip_folder(folder, archive)
     with open(archive, "rb") as handle:
@@ -443,7 +464,7 @@ def _finish(job: Job, status: str, *, message: str = "", counts: dict | None = N
         log.warning("job %s was taken over by another worker; %s not recorded", job.pk, status)
         return False
     record_event(
-        f"job.{status}",
+        events.JOB_ENDED[status],
         actor=job.created_by,
         project=job.project,
         obj=job,

@@ -182,7 +182,12 @@ class Trajectory(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "trajectories"
-        indexes = [models.Index(fields=["project", "status"])]
+        indexes = [
+            models.Index(fields=["project", "status"]),
+            # Lists page through a project's trajectories newest first: read in index order
+            # instead of sorting every row of the project on each page.
+            models.Index(fields=["project", "-created_at", "-id"], name="trajectory_list_order"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.task} ({self.uid})"
@@ -324,6 +329,16 @@ class Subgoal(models.Model):
 
     class Meta:
         ordering = ["trajectory", "start"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(start__lte=models.F("end")), name="subgoal_start_not_after_end"
+            ),
+            models.UniqueConstraint(fields=["trajectory", "start"], name="subgoal_unique_start"),
+            models.CheckConstraint(
+                condition=models.Q(success__in=["", *SubgoalSuccess.values]),
+                name="subgoal_success_valid",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"[{self.start}, {self.end}] {self.text[:60]}"
@@ -341,6 +356,9 @@ class MemoryTarget(models.Model):
 
     class Meta:
         ordering = ["trajectory", "encode_step", "key"]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(key=""), name="memorytarget_key_not_empty")
+        ]
 
     def __str__(self) -> str:
         return f"{self.key}={self.value[:40]}"
@@ -367,7 +385,10 @@ class Anchor(models.Model):
     class Meta:
         ordering = ["trajectory", "step_index", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["trajectory", "key"], name="anchor_unique_key")
+            models.UniqueConstraint(fields=["trajectory", "key"], name="anchor_unique_key"),
+            models.CheckConstraint(
+                condition=models.Q(type__in=AnchorType.values), name="anchor_type_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -392,7 +413,13 @@ class AnchorLink(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["source", "target", "relation"], name="anchorlink_unique"
-            )
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="anchorlink_not_to_itself"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(relation__in=Relation.values), name="anchorlink_relation_valid"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -423,6 +450,30 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.kind}"
+
+
+class LabelEdit(models.Model):
+    """One entry of a trajectory's undo stack: the audit event holds the labels before/after.
+
+    Undone entries form the redo stack until a new edit clears it. (The table keeps the name
+    it had when the undo stack lived in ``annotate``.)
+    """
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="+")
+    event = models.ForeignKey(AuditEvent, on_delete=models.CASCADE, related_name="+")
+    undone = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "annotate_labeledit"
+        ordering = ["trajectory", "id"]
+        indexes = [
+            models.Index(
+                fields=["trajectory", "undone", "id"], name="annotate_la_traject_924fd8_idx"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"edit {self.event_id}{' (undone)' if self.undone else ''}"
 
 
 class JobKind(models.TextChoices):

@@ -40,6 +40,22 @@ def absolute(context: dict[str, Any], url: str) -> str:
     return request.build_absolute_uri(url) if request is not None else url
 
 
+URL_PROBE = 987654321987654321  # an id no route contains elsewhere
+
+
+def object_url(context: dict[str, Any], name: str, pk: int) -> str:
+    """``absolute(context, reverse(name, args=[pk]))``, resolving the route once per response.
+
+    A list of 50 rows would otherwise reverse and absolutize the same route 50 times.
+    """
+    prefixes = context.setdefault("_url_parts", {})
+    if name not in prefixes:
+        probe = absolute(context, reverse(name, args=[URL_PROBE]))
+        prefixes[name] = probe.split(str(URL_PROBE), 1)
+    head, tail = prefixes[name]
+    return f"{head}{pk}{tail}"
+
+
 def blob_url(context: dict[str, Any], blob: Blob) -> str:
     """The API's URL of a blob, which accepts token authentication."""
     return absolute(context, reverse("api-blob", args=[blob.sha256]))
@@ -288,7 +304,7 @@ class TrajectorySerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_url(self, trajectory: Trajectory) -> str:
-        return absolute(self.context, reverse("api-trajectory", args=[trajectory.pk]))
+        return object_url(self.context, "api-trajectory", trajectory.pk)
 
 
 class TrajectoryDetailSerializer(TrajectorySerializer):
@@ -404,8 +420,23 @@ class ImportRequestSerializer(serializers.Serializer):
 class ExportRequestSerializer(serializers.Serializer):
     format = format_field("export", sorted(EXPORTERS), "waypoint", "An export format.")
     filters = serializers.DictField(
-        child=serializers.CharField(allow_blank=True),
+        child=serializers.JSONField(),
         required=False,
         default=dict,
-        help_text="Which trajectories: any of status, outcome, task (a task uid), source.",
+        help_text="Which trajectories: any of status, outcome, source, task (a task uid), "
+        "tasks, apps and trajectories (lists), recorded_from and recorded_to (YYYY-MM-DD), "
+        "annotator (a user name).",
+    )
+    options = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text="Per format; stamp-sft: k, max_side, memory_ratio, thought, trainable_only.",
+    )
+    split = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '
+        '"by": "trajectory" | "task" | "app", "seed": 0}.',
     )

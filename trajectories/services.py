@@ -9,7 +9,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from . import events
 from .blobs import put_blobs, sha256_hex
+from .labels import anchor_row, link_row, memory_target_row, subgoal_row
 from .models import (
     Anchor,
     AnchorLink,
@@ -43,7 +45,12 @@ def record_event(
     before: Any = None,
     after: Any = None,
 ) -> AuditEvent:
-    """Append an audit event; the changed object is ``obj`` or named by type and id."""
+    """Append an audit event; the changed object is ``obj`` or named by type and id.
+
+    ``kind`` is one of the constants of :mod:`trajectories.events`.
+    """
+    if kind not in events.ALL:
+        raise ValueError(f"{kind!r} is not an audit event kind of trajectories.events")
     return AuditEvent.objects.create(
         kind=kind,
         actor=actor if actor is not None and actor.is_authenticated else None,
@@ -63,12 +70,10 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
         raise InvalidData("name: must not be empty")
     project = Project.objects.create(name=name, description=description, created_by=owner)
     Membership.objects.create(project=project, user=owner, role=Role.ADMIN)
-    record_event("project.created", actor=owner, project=project, obj=project, after={"name": name})
+    record_event(
+        events.PROJECT_CREATED, actor=owner, project=project, obj=project, after={"name": name}
+    )
     return project
-
-
-MEMBERSHIP_SET = "membership.set"
-MEMBERSHIP_REMOVED = "membership.removed"
 
 
 def _check_keeps_an_admin(project: Project, membership: Membership, change: str) -> None:
@@ -107,7 +112,7 @@ def do_set_membership(project: Project, user, role: str, actor) -> Membership:
         membership.role = role
         membership.save(update_fields=["role"])
     record_event(
-        MEMBERSHIP_SET,
+        events.MEMBERSHIP_SET,
         actor=actor,
         project=project,
         obj=membership,
@@ -139,7 +144,7 @@ def do_remove_membership(project: Project, user, actor) -> None:
     membership_id = membership.pk
     membership.delete()
     record_event(
-        MEMBERSHIP_REMOVED,
+        events.MEMBERSHIP_REMOVED,
         actor=actor,
         project=project,
         object_type="Membership",
@@ -322,64 +327,17 @@ def do_import_trajectory(
         if record.final_screen is not None:
             trajectory.final_screen = screens[record.final_screen]
             Trajectory.objects.filter(pk=trajectory.pk).update(final_screen=trajectory.final_screen)
-        Subgoal.objects.bulk_create(
-            [
-                Subgoal(
-                    trajectory=trajectory,
-                    start=g["start"],
-                    end=g["end"],
-                    text=g.get("text", ""),
-                    effect=g.get("effect", ""),
-                    behaviour=g.get("behaviour", ""),
-                    success=g.get("success", "") or "",
-                    origin=g.get("origin", "human"),
-                )
-                for g in record.subgoals
-            ]
-        )
+        Subgoal.objects.bulk_create([subgoal_row(trajectory, g) for g in record.subgoals])
         MemoryTarget.objects.bulk_create(
-            [
-                MemoryTarget(
-                    trajectory=trajectory,
-                    key=m["key"],
-                    value=m["value"],
-                    encode_step=m["encode_step"],
-                    evidence=m.get("evidence", {}),
-                    retrieve_steps=sorted(set(m.get("retrieve_steps", []))),
-                )
-                for m in record.memory_targets
-            ]
+            [memory_target_row(trajectory, m) for m in record.memory_targets]
         )
-        anchors = {
-            a.key: a
-            for a in Anchor.objects.bulk_create(
-                [
-                    Anchor(
-                        trajectory=trajectory,
-                        key=a["id"],
-                        step_index=a["step"],
-                        type=a["type"],
-                        content=a["content"],
-                        description=a.get("description", ""),
-                        evidence=a.get("evidence", {}),
-                    )
-                    for a in record.anchors
-                ]
-            )
-        }
-        AnchorLink.objects.bulk_create(
-            [
-                AnchorLink(
-                    source=anchors[link["source"]],
-                    target=anchors[link["target"]],
-                    relation=link["relation"],
-                    critical=link.get("critical", False),
-                )
-                for link in record.anchor_links
-            ]
+        anchors = Anchor.objects.bulk_create(
+            [anchor_row(trajectory, a, a["id"]) for a in record.anchors]
         )
+        ids = {a.key: a.pk for a in anchors}
+        AnchorLink.objects.bulk_create([link_row(link, ids) for link in record.anchor_links])
         record_event(
-            "trajectory.imported",
+            events.TRAJECTORY_IMPORTED,
             actor=actor,
             trajectory=trajectory,
             obj=trajectory,

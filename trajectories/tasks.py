@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 
 
 @shared_task(
-    name="trajectories.run_job",
+    name=jobs.RUN_JOB_TASK,
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(OperationalError,),

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .evaluation.views import project_evaluate
 
 urlpatterns = [
     path(
@@ -8,8 +9,14 @@ urlpatterns = [
         views.trajectory_list,
         name="trajectory-list",
     ),
+    path(
+        "projects/<int:project_id>/tasks/suggestions/",
+        views.task_suggestions,
+        name="task-suggestions",
+    ),
     path("projects/<int:project_id>/import/", views.project_import, name="project-import"),
     path("projects/<int:project_id>/export/", views.project_export, name="project-export"),
+    path("projects/<int:project_id>/evaluate/", project_evaluate, name="project-evaluate"),
     path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
     path(
         "projects/<int:project_id>/members/<int:user_id>/role/",

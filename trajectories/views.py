@@ -9,20 +9,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import PurePath
+from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import (
     FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseNotModified,
+    JsonResponse,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -30,6 +31,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from . import selectors
 from .access import (
     access_blob,
     access_job,
@@ -76,17 +78,38 @@ def _vary_on_htmx(response: HttpResponse) -> HttpResponse:
 
 
 class TrajectoryFilterForm(forms.Form):
-    task = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    """The list's filters. The task is picked by typing part of its goal (suggestions come from
+    :func:`task_suggestions`), so the page costs the same with ten tasks or ten thousand."""
+
+    task = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    task_goal = forms.CharField(
+        required=False,
+        label="Task",  # a goal can be long: no length limit, a picked one is shown whole
+        widget=forms.TextInput(
+            attrs={
+                "type": "search",
+                "placeholder": "any task: type part of its goal",
+                "autocomplete": "off",
+                "list": "task-suggestions",
+                "data-pick": "task",
+            }
+        ),
+    )
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
     app = forms.CharField(required=False, max_length=255)
     recorder = forms.ChoiceField(required=False)
 
     def __init__(self, data, project: Project) -> None:
+        data = data.copy()
+        if data.get("task") and not data.get("task_goal"):
+            # A link naming the task by id shows its goal in the search field.
+            with contextlib.suppress(ValueError):
+                goal = project.tasks.filter(pk=int(data["task"])).values_list("goal", flat=True)
+                data["task_goal"] = goal.first() or ""
         super().__init__(data)
-        tasks = project.tasks.order_by("goal").values_list("pk", "goal")
-        self.fields["task"].choices = [("", "any task")] + [
-            (pk, goal if len(goal) <= 70 else goal[:69] + "…") for pk, goal in tasks
-        ]
+        self.fields["task_goal"].widget.attrs["data-suggest"] = reverse(
+            "task-suggestions", args=[project.pk]
+        )
         recorders = (
             project.trajectories.exclude(recorder_name="")
             .order_by("recorder_name")
@@ -95,30 +118,19 @@ class TrajectoryFilterForm(forms.Form):
         )
         self.fields["recorder"].choices = [("", "anyone")] + [(r, r) for r in recorders]
 
-    def apply(self, trajectories: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+    def filters(self) -> dict[str, Any] | None:
+        """The chosen filters for :func:`trajectory_list`; None when the form is invalid."""
         if not self.is_valid():
-            return trajectories.none()
+            return None
         data = self.cleaned_data
-        if data["task"]:
-            trajectories = trajectories.filter(task_id=data["task"])
-        if data["status"]:
-            trajectories = trajectories.filter(status=data["status"])
-        if data["recorder"]:
-            trajectories = trajectories.filter(recorder_name=data["recorder"])
-        if data["app"]:
-            trajectories = trajectories.filter(app_filter(data["app"].strip()))
-        return trajectories
-
-
-def app_filter(package: str) -> Q:
-    """Trajectories whose task names the app, or with a screen in it."""
-    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
-    if connection.features.supports_json_field_contains:
-        in_task = Q(task__apps__contains=[package])
-    else:
-        # SQLite has no JSON containment: match the quoted name in the list's JSON text.
-        in_task = Q(task__apps__icontains=f'"{package}"')
-    return in_task | on_screen
+        return {
+            "task_id": data["task"],
+            # Text typed without picking a suggestion: tasks whose goal contains it.
+            "task_goal": "" if data["task"] else data["task_goal"].strip(),
+            "status": data["status"],
+            "recorder": data["recorder"],
+            "app": data["app"].strip(),
+        }
 
 
 @login_required
@@ -126,11 +138,12 @@ def app_filter(package: str) -> Q:
 def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
     form = TrajectoryFilterForm(request.GET, project)
-    trajectories = form.apply(
-        project.trajectories.originals()
-        .select_related("task", "recorded_by")
-        .order_by("-created_at", "-id")
-    )
+    filters = form.filters()
+    trajectories = (
+        selectors.trajectory_list(request.user, project, filters)
+        if filters is not None
+        else Trajectory.objects.none()
+    ).select_related("task", "recorded_by")
     page = Paginator(trajectories, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -148,6 +161,22 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
         return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
     context["jobs"] = project.jobs.select_related("created_by")[:5]
     return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
+
+
+TASK_SUGGESTIONS = 20
+
+
+@login_required
+@require_GET
+def task_suggestions(request: HttpRequest, project_id: int) -> JsonResponse:
+    """Up to 20 of the project's tasks whose goal or uid contains ``q``, for the task filter."""
+    project = access_project(request.user, project_id)
+    typed = request.GET.get("q", "").strip()[:200]
+    tasks = project.tasks.order_by("goal", "id")
+    if typed:
+        tasks = tasks.filter(Q(goal__icontains=typed) | Q(uid__icontains=typed))
+    found = list(tasks.values("id", "uid", "goal")[: TASK_SUGGESTIONS + 1])
+    return JsonResponse({"tasks": found[:TASK_SUGGESTIONS], "more": len(found) > TASK_SUGGESTIONS})
 
 
 # ---------------------------------------------------------------------------- trajectory page
@@ -282,20 +311,113 @@ class ImportForm(forms.Form):
         return self.cleaned_data["format"] or AUTO
 
 
+EXPORT_FORMAT_NAMES = {
+    "waypoint": "Waypoint (lossless, re-importable)",
+    "stamp-sft": "STAMP SFT (ms-swift / LLaMA-Factory chat samples)",
+    "androtmem": "AndroTMem-Bench (benchmark with anchors)",
+    "memory-world": "Memory-World (tasks with memory items)",
+    "androidcontrol": "AndroidControl (one record per step)",
+}
+
+
 class ExportForm(forms.Form):
     format = forms.ChoiceField()
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
     outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
     source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     task = forms.ChoiceField(required=False)
+    apps = forms.CharField(required=False, help_text="Package names, separated by commas.")
+    recorded_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    recorded_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    annotator = forms.CharField(required=False, help_text="Recorded or labelled by this user.")
+    trajectories = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Only these trajectory ids (one per line or separated by commas).",
+    )
+    split_by = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "no split"),
+            ("trajectory", "by trajectory"),
+            ("task", "grouped by task"),
+            ("app", "grouped by app"),
+        ],
+    )
+    split_ratios = forms.CharField(
+        required=False, initial="train=0.9, test=0.1", help_text="name=ratio, separated by commas."
+    )
+    split_seed = forms.IntegerField(required=False, initial=0)
+    k = forms.IntegerField(required=False, initial=5, min_value=0, label="Turns kept in full (K)")
+    max_side = forms.IntegerField(
+        required=False, min_value=16, label="Longest image side (px)", help_text="Empty: as is."
+    )
+    memory_ratio = forms.FloatField(
+        required=False,
+        min_value=0.01,
+        label="Memory steps per other step",
+        help_text="Up-sample memory steps to this ratio (STAMP: 1 or 3). Empty: no up-sampling.",
+    )
+    thought = forms.BooleanField(required=False, initial=True, label="Include the thought")
+    trainable_only = forms.BooleanField(required=False, initial=True, label="Trainable steps only")
+    parquet = forms.BooleanField(
+        required=False, label="Also write Parquet with the images embedded"
+    )
+
+    FILTERS = ("status", "outcome", "source", "task", "apps", "annotator", "trajectories")
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [(name, name) for name in sorted(EXPORTERS)]
+        self.fields["format"].choices = [
+            (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
+        ]
         tasks = project.tasks.order_by("goal").values_list("uid", "goal")
         self.fields["task"].choices = [("", "any task")] + [
             (uid, goal if len(goal) <= 70 else goal[:69] + "…") for uid, goal in tasks
         ]
+
+    def clean_split_ratios(self) -> dict[str, float]:
+        ratios: dict[str, float] = {}
+        for part in self.cleaned_data["split_ratios"].split(","):
+            if not part.strip():
+                continue
+            name, _, value = part.partition("=")
+            try:
+                ratios[name.strip()] = float(value)
+            except ValueError:
+                raise forms.ValidationError(
+                    f"{part.strip()!r} is not name=ratio, e.g. train=0.9"
+                ) from None
+        return ratios
+
+    def export_request(self) -> tuple[dict, dict, dict]:
+        """(filters, options, split) as :func:`do_start_export` takes them."""
+        data = self.cleaned_data
+        filters = {name: data[name] for name in self.FILTERS}
+        for name in ("recorded_from", "recorded_to"):
+            if data[name]:
+                filters[name] = data[name].isoformat()
+        options: dict = {}
+        split: dict = {}
+        if data["format"] == "stamp-sft":
+            options = {
+                "k": data["k"] if data["k"] is not None else 5,
+                "thought": data["thought"],
+                "trainable_only": data["trainable_only"],
+            }
+            if data["max_side"]:
+                options["max_side"] = data["max_side"]
+            if data["memory_ratio"]:
+                options["memory_ratio"] = data["memory_ratio"]
+        if data["parquet"] and data["format"] != "waypoint":
+            options["parquet"] = True
+        if data["split_by"] and data["format"] != "waypoint":
+            split = {
+                "by": data["split_by"],
+                "ratios": data["split_ratios"],
+                "seed": data["split_seed"] or 0,
+            }
+        return filters, options, split
 
 
 @login_required
@@ -324,10 +446,16 @@ def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=JOB_ROLES)
     form = ExportForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        filters = {name: data[name] for name in ("status", "outcome", "source", "task")}
+        filters, options, split = form.export_request()
         try:
-            job = do_start_export(project, data["format"], request.user, filters)
+            job = do_start_export(
+                project,
+                form.cleaned_data["format"],
+                request.user,
+                filters,
+                options=options,
+                split=split,
+            )
         except InvalidData as exc:
             form.add_error(None, str(exc))
         else:

@@ -7,12 +7,12 @@ from typing import Any
 
 from django.db import transaction
 
+from trajectories import events
 from trajectories.models import Project
 from trajectories.services import record_event
 from trajectories.validation import InvalidData
 
 from ..access import check_site_admin
-from ..events import DEVICE_UPDATED
 from ..models import Device
 
 
@@ -69,5 +69,5 @@ def do_update_device(
             device.projects.set(list(projects))
         after = _state(device)
         if after != before:
-            record_event(DEVICE_UPDATED, actor=actor, obj=device, before=before, after=after)
+            record_event(events.DEVICE_UPDATED, actor=actor, obj=device, before=before, after=after)
     return device

@@ -12,11 +12,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from trajectories import events
 from trajectories.models import Status, Trajectory
 from trajectories.services import record_event
 
 from ..access import can_end_leases, lease_max_seconds
-from ..events import DEVICE_LEASE_EXPIRED, DEVICE_RELEASED, DEVICE_TAKEN
 from ..models import Device, Lease
 
 
@@ -115,7 +115,7 @@ def do_take_device(serial: str, adb_server: str, user, seconds: int | None = Non
                 _interrupt_recording(lease, f"the lease of {lease.holder.get_username()} expired")
                 Lease.objects.filter(pk=lease.pk, expires_at=lease.expires_at).delete()
                 record_event(
-                    DEVICE_LEASE_EXPIRED,
+                    events.DEVICE_LEASE_EXPIRED,
                     after={"serial": serial, "holder": lease.holder.get_username()},
                 )
                 lease = None
@@ -135,7 +135,7 @@ def do_take_device(serial: str, adb_server: str, user, seconds: int | None = Non
                         )
                 except IntegrityError:
                     continue  # someone took it between our read and our write
-                record_event(DEVICE_TAKEN, actor=user, after={"serial": serial})
+                record_event(events.DEVICE_TAKEN, actor=user, after={"serial": serial})
                 return lease
             if lease.is_expired:
                 # The user's own lease lapsed and nobody took the device: a new lease.
@@ -197,7 +197,7 @@ def do_release_device(serial: str, user, *, force: bool = False) -> bool:
             _interrupt_recording(lease, "the device was released during the recording")
         lease.delete()
         record_event(
-            DEVICE_RELEASED,
+            events.DEVICE_RELEASED,
             actor=user,
             after={"serial": serial, "holder": lease.holder.get_username(), "forced": force},
         )

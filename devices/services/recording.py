@@ -18,10 +18,12 @@ from typing import Any
 
 import adbutils
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
+from trajectories import events, label_edits
 from trajectories.blobs import put_blobs, read_blob
+from trajectories.edits import RECORDING, bump, forget_undo, lock_row, update_metadata
+from trajectories.labels import memory_target_dict
 from trajectories.models import (
     ActionType,
     MemoryTarget,
@@ -37,7 +39,7 @@ from trajectories.models import (
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task, record_event
 from trajectories.uixml import UITree, UIXmlError, parse_ui_xml
-from trajectories.validation import InvalidData, check_action, check_bounds, check_point_on_screen
+from trajectories.validation import check_action, check_bounds, check_point_on_screen
 
 from ..models import Lease
 from .actions import execute_action
@@ -45,7 +47,6 @@ from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, fi
 from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
 
 NO_DEVICE_ACTIONS = (ActionType.ANSWER, ActionType.TERMINATE)
-LABEL_FIELDS = ("thought", "summary", "memory", "trainable")
 
 
 class RecordingError(Exception):
@@ -204,13 +205,17 @@ def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None =
         Lease.objects.filter(pk=lease.pk).update(trajectory=trajectory)
         lease.trajectory = trajectory
         record_event(
-            "trajectory.recording_started",
+            events.RECORDING_STARTED,
             actor=actor,
             trajectory=trajectory,
             obj=trajectory,
             after={"serial": lease.serial, "task": task.uid},
         )
     return trajectory
+
+
+def _without_id(label: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in label.items() if k != "id"}
 
 
 def _park_memory_targets(
@@ -224,17 +229,8 @@ def _park_memory_targets(
     ``metadata["parked_memory_targets"]`` so nothing typed is lost and the labels stay valid.
     """
     targets = list(MemoryTarget.objects.filter(trajectory=trajectory, encode_step__in=encode_steps))
-    parked = [
-        {
-            "key": t.key,
-            "value": t.value,
-            "encode_step": t.encode_step,
-            "evidence": t.evidence,
-            "reason": reason,
-            "at": timezone.now().isoformat(),
-        }
-        for t in targets
-    ]
+    at = timezone.now().isoformat()
+    parked = [{**_without_id(memory_target_dict(t)), "reason": reason, "at": at} for t in targets]
     if parked:
         metadata.setdefault("parked_memory_targets", []).extend(parked)
         MemoryTarget.objects.filter(pk__in=[t.pk for t in targets]).delete()
@@ -244,28 +240,23 @@ def _park_memory_targets(
 def do_interrupt(trajectory: Trajectory, reason: str) -> bool:
     """Leave a recording ``interrupted`` with its steps; False when it was not recording."""
     with transaction.atomic():
-        rows = list(
-            Trajectory.objects.select_for_update()
-            .filter(pk=trajectory.pk, status=Status.RECORDING)
-            .values_list("step_count", flat=True)
-        )
-        if not rows:
+        locked = lock_row(trajectory)
+        if locked.status != Status.RECORDING:
             return False
-        steps = rows[0]
-        metadata = dict(trajectory.metadata)
-        metadata["interruption"] = {
-            "at": timezone.now().isoformat(),
-            "reason": reason,
-            "steps": steps,
-        }
-        _park_memory_targets(trajectory, metadata, [steps], "the recording was interrupted")
-        Trajectory.objects.filter(pk=trajectory.pk).update(
-            status=Status.INTERRUPTED, metadata=metadata
-        )
-        trajectory.status, trajectory.metadata = Status.INTERRUPTED, metadata
+        steps = locked.step_count
+
+        def change(metadata: dict[str, Any]) -> None:
+            metadata["interruption"] = {
+                "at": timezone.now().isoformat(),
+                "reason": reason,
+                "steps": steps,
+            }
+            _park_memory_targets(trajectory, metadata, [steps], "the recording was interrupted")
+
+        update_metadata(trajectory, change, status=Status.INTERRUPTED)
         Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
         record_event(
-            "trajectory.interrupted",
+            events.TRAJECTORY_INTERRUPTED,
             trajectory=trajectory,
             obj=trajectory,
             before={"status": Status.RECORDING},
@@ -294,30 +285,26 @@ def do_resume_recording(lease: Lease, trajectory: Trajectory, actor, conn: Conne
             f"{trajectory.screen_height}; device {lease.serial} shows {shot.width}x{shot.height}."
         )
     with transaction.atomic():
-        metadata = dict(trajectory.metadata)
-        metadata.setdefault("resumes", []).append(
-            {
-                "at": timezone.now().isoformat(),
-                "step": trajectory.step_count,
-                "serial": lease.serial,
-            }
-        )
-        metadata["recording"] = {"serial": lease.serial, "adb_server": conn.adb_server}
-        screen = store_screen(trajectory, shot, settle)
-        updated = Trajectory.objects.filter(pk=trajectory.pk, status=Status.INTERRUPTED).update(
-            status=Status.RECORDING, final_screen=screen, metadata=metadata
-        )
-        if not updated:
+        locked = lock_row(trajectory)
+        if locked.status != Status.INTERRUPTED:
             raise RecordingError("Someone else resumed this trajectory first.")
-        trajectory.status, trajectory.final_screen, trajectory.metadata = (
-            Status.RECORDING,
-            screen,
-            metadata,
-        )
+
+        def change(metadata: dict[str, Any]) -> None:
+            metadata.setdefault("resumes", []).append(
+                {
+                    "at": timezone.now().isoformat(),
+                    "step": locked.step_count,
+                    "serial": lease.serial,
+                }
+            )
+            metadata["recording"] = {"serial": lease.serial, "adb_server": conn.adb_server}
+
+        screen = store_screen(trajectory, shot, settle)
+        update_metadata(trajectory, change, status=Status.RECORDING, final_screen=screen)
         Lease.objects.filter(pk=lease.pk).update(trajectory=trajectory)
         lease.trajectory = trajectory
         record_event(
-            "trajectory.recording_resumed",
+            events.RECORDING_RESUMED,
             actor=actor,
             trajectory=trajectory,
             obj=trajectory,
@@ -384,7 +371,7 @@ def _save_step(
         )
         trajectory.step_count, trajectory.final_screen = index + 1, after_screen
         record_event(
-            "step.recorded",
+            events.STEP_RECORDED,
             actor=actor,
             trajectory=trajectory,
             obj=step,
@@ -486,31 +473,29 @@ def do_finish_recording(
         record_step(trajectory, {"type": ActionType.ANSWER, "text": answer}, actor)
     record_step(trajectory, {"type": ActionType.TERMINATE, "status": status}, actor)
     outcome = Outcome.SUCCESS if status == "success" else Outcome.FAILURE
-    metadata = dict(trajectory.metadata)
+    graded = None
     if answer is not None and answer.strip():
         graded = grade_answer(trajectory, answer)
-        metadata["answer"] = answer
         if graded is not None:
-            metadata["grade"] = graded
             outcome = Outcome.SUCCESS if graded["correct"] else Outcome.FAILURE
+
+    def change(metadata: dict[str, Any]) -> None:
+        if answer is not None and answer.strip():
+            metadata["answer"] = answer
+            if graded is not None:
+                metadata["grade"] = graded
+
     with transaction.atomic():
-        Trajectory.objects.filter(pk=trajectory.pk).update(
-            status=Status.ANNOTATING, outcome=outcome, metadata=metadata
-        )
+        update_metadata(trajectory, change, status=Status.ANNOTATING, outcome=outcome)
         Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
         record_event(
-            "trajectory.recording_finished",
+            events.RECORDING_FINISHED,
             actor=actor,
             trajectory=trajectory,
             obj=trajectory,
             before={"status": Status.RECORDING},
-            after={"status": Status.ANNOTATING, "outcome": outcome, "grade": metadata.get("grade")},
+            after={"status": Status.ANNOTATING, "outcome": outcome, "grade": graded},
         )
-    trajectory.status, trajectory.outcome, trajectory.metadata = (
-        Status.ANNOTATING,
-        outcome,
-        metadata,
-    )
     return trajectory
 
 
@@ -521,109 +506,65 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
     """Forget the last step's record. The device is NOT undone: it stays where it is now."""
     check_recording(trajectory)
     with transaction.atomic():
-        step = trajectory.steps.order_by("-index").first()
+        locked = lock_row(trajectory)
+        step = Step.objects.filter(trajectory=locked).order_by("-index").first()
         if step is None:
             raise RecordingError("There is no step to undo.")
-        updated = Trajectory.objects.filter(pk=trajectory.pk, step_count=step.index + 1).update(
-            step_count=step.index, version=F("version") + 1
-        )
-        if not updated:
+        if locked.step_count != step.index + 1:
             raise RecordingError("Another step was recorded at the same time; reload the page.")
+        # The labels change (values marked on the undone screen are parked): a new version,
+        # and label edits of the old steps can no longer be undone.
+        bump(trajectory, locked, step_count=step.index)
+        forget_undo(trajectory)
         removed = {"type": step.action_type, **step.action}
-        metadata = dict(trajectory.metadata)
-        metadata.setdefault("undone_steps", []).append(
-            {"index": step.index, "action": removed, "at": timezone.now().isoformat()}
-        )
-        # Values marked on the undone step's screen lose their screen; values marked on the
-        # current screen are now encoded by the step that will take the undone one's index.
-        _park_memory_targets(trajectory, metadata, [step.index], "its step was undone")
-        MemoryTarget.objects.filter(trajectory=trajectory, encode_step=step.index + 1).update(
-            encode_step=step.index
-        )
-        for target in MemoryTarget.objects.filter(trajectory=trajectory):
-            if step.index in target.retrieve_steps:
-                target.retrieve_steps = [i for i in target.retrieve_steps if i != step.index]
-                target.save(update_fields=["retrieve_steps"])
         screen_id = step.screen_id
-        step.delete()
-        if screen_id != trajectory.final_screen_id:
-            _forget_screen(trajectory, screen_id, metadata)
-        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
+
+        def forget_step(metadata: dict[str, Any]) -> None:
+            metadata.setdefault("undone_steps", []).append(
+                {"index": step.index, "action": removed, "at": timezone.now().isoformat()}
+            )
+            # Values marked on the undone step's screen lose their screen; values marked on
+            # the current screen are now encoded by the step that takes the undone one's index.
+            _park_memory_targets(trajectory, metadata, [step.index], "its step was undone")
+            MemoryTarget.objects.filter(trajectory=trajectory, encode_step=step.index + 1).update(
+                encode_step=step.index
+            )
+            for target in MemoryTarget.objects.filter(trajectory=trajectory):
+                if step.index in target.retrieve_steps:
+                    target.retrieve_steps = [i for i in target.retrieve_steps if i != step.index]
+                    target.save(update_fields=["retrieve_steps"])
+            step.delete()
+            if screen_id != trajectory.final_screen_id:
+                _forget_screen(trajectory, screen_id, metadata)
+
+        update_metadata(trajectory, forget_step)
         record_event(
-            "step.undone",
+            events.STEP_UNDONE,
             actor=actor,
             trajectory=trajectory,
             obj=step,
             before={"index": step.index, "action": removed},
         )
-    trajectory.step_count, trajectory.metadata = step.index, metadata
     return step
 
 
-def do_update_step_labels(step: Step, actor, **changes: Any) -> Step:
+def do_update_step_labels(
+    trajectory: Trajectory, actor, expected_version: Any, index: Any, **changes: Any
+) -> Step:
     """Thought, summary, memory and trainable of a step, edited while recording."""
-    unknown = set(changes) - set(LABEL_FIELDS)
-    if unknown:
-        raise InvalidData(f"{sorted(unknown)[0]}: not a label of a step")
-    before = {k: getattr(step, k) for k in changes}
-    for name, value in changes.items():
-        if name == "trainable" and not isinstance(value, bool):
-            raise InvalidData("trainable: must be true or false")
-        if name != "trainable" and not isinstance(value, str):
-            raise InvalidData(f"{name}: must be a string")
-    after = {k: v for k, v in changes.items() if before[k] != v}
-    if not after:
-        return step
-    with transaction.atomic():
-        Step.objects.filter(pk=step.pk).update(**after)
-        Trajectory.objects.filter(pk=step.trajectory_id).update(version=F("version") + 1)
-        for name, value in after.items():
-            setattr(step, name, value)
-        record_event(
-            "step.labels_changed",
-            actor=actor,
-            trajectory=step.trajectory,
-            obj=step,
-            before={k: before[k] for k in after},
-            after=after,
-        )
-    return step
+    return label_edits.do_update_step(
+        trajectory, actor, expected_version, index, changes, statuses=RECORDING
+    )
 
 
-def do_add_note(trajectory: Trajectory, actor, text: str) -> dict[str, Any]:
+def do_add_note(trajectory: Trajectory, actor, expected_version: Any, text: Any) -> dict[str, Any]:
     """A note between steps (kept in the trajectory's metadata, before the next step)."""
-    text = text.strip()
-    if not text:
-        raise InvalidData("note: must not be empty")
-    note = {
-        "before_step": trajectory.step_count,
-        "text": text,
-        "by": actor.get_username(),
-        "at": timezone.now().isoformat(),
-    }
-    with transaction.atomic():
-        fresh = Trajectory.objects.select_for_update().get(pk=trajectory.pk)
-        metadata = dict(fresh.metadata)
-        metadata.setdefault("notes", []).append(note)
-        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
-        trajectory.metadata = metadata
-        record_event("trajectory.note_added", actor=actor, trajectory=trajectory, after=note)
-    return note
+    return label_edits.do_add_note(trajectory, actor, expected_version, text, statuses=RECORDING)
 
 
-def do_mark_memory_target(
-    trajectory: Trajectory, actor, *, key: str, value: str, bounds: list[int], source: str = "box"
-) -> MemoryTarget:
-    """A value on the current screen that must be remembered; encoded by the next step.
-
-    The evidence is the marked box and, when it matches an element, that element's node.
-    """
-    check_recording(trajectory)
-    key = key.strip()
-    if not key:
-        raise InvalidData("key: must not be empty")
-    bounds = check_bounds(bounds, "bounds")
-    screen = _current_screen(trajectory)
+def memory_evidence(screen: Screen, bounds: list[int], source: str) -> dict[str, Any]:
+    """Where a value marked on the recording's current screen is: the marked box, the screen,
+    and, when the box matches an element, that element's node."""
     # The screen by its place in the trajectory, as steps name theirs: never a row id, which
     # would point at another trajectory's screen after an export and import.
     evidence: dict[str, Any] = {
@@ -636,24 +577,37 @@ def do_mark_memory_target(
         node = next((el for el in tree.elements if list(el.bounds) == bounds), None)
         if node is not None:
             evidence["node"] = node.to_target()
-            value = value or node.text or node.content_desc
-    with transaction.atomic():
-        target = MemoryTarget.objects.create(
-            trajectory=trajectory,
-            key=key,
-            value=value,
-            encode_step=trajectory.step_count,
-            evidence=evidence,
-        )
-        Trajectory.objects.filter(pk=trajectory.pk).update(version=F("version") + 1)
-        record_event(
-            "memory_target.created",
-            actor=actor,
-            trajectory=trajectory,
-            obj=target,
-            after={"key": key, "value": value, "encode_step": trajectory.step_count},
-        )
-    return target
+    return evidence
+
+
+def do_mark_memory_target(
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    *,
+    key: str,
+    value: str,
+    bounds: list[int],
+    source: str = "box",
+) -> MemoryTarget:
+    """A value on the current screen that must be remembered; encoded by the next step.
+
+    An empty value is the marked element's text (or content description).
+    """
+    check_recording(trajectory)
+    bounds = check_bounds(bounds, "bounds")
+    evidence = memory_evidence(_current_screen(trajectory), bounds, source)
+    node = evidence.get("node") or {}
+    return label_edits.do_add_memory_target(
+        trajectory,
+        actor,
+        expected_version,
+        key=key,
+        value=value or node.get("text") or node.get("content_desc") or "",
+        encode_step=trajectory.step_count,
+        evidence=evidence,
+        statuses=RECORDING,
+    )
 
 
 # ---------------------------------------------------------------------------------- tasks

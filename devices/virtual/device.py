@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from devices.virtual import protocol
 from devices.virtual.apps import Catalog, load_apps
-from devices.virtual.commands import COMMANDS
 from devices.virtual.fs import MemoryFS
 from devices.virtual.screen import LAUNCHER, Screen
 from devices.virtual.services import open_service
@@ -286,11 +285,3 @@ class VirtualDevice:
             await connection.run()
         finally:
             self._connections.discard(connection)
-
-
-def make_shell(phone: Phone):
-    from devices.virtual.shell import Shell
-
-    shell = Shell(phone.fs, COMMANDS, {"PATH": "/system/bin", "HOME": "/", "USER": "shell"})
-    shell.phone = phone
-    return shell

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import struct
 
+from devices.virtual.commands import COMMANDS
+from devices.virtual.shell import Shell
 from devices.virtual.sync import serve_sync
 from devices.virtual.transport import Stream
 
 STDIN, STDOUT, STDERR, EXIT, CLOSE_STDIN, WINDOW_SIZE = range(6)
 
 
-def open_service(phone, stream: Stream, service: str):
-    from devices.virtual.device import make_shell
+def make_shell(phone) -> Shell:
+    """A shell on the phone, as ``adb shell`` gets one."""
+    shell = Shell(phone.fs, COMMANDS, {"PATH": "/system/bin", "HOME": "/", "USER": "shell"})
+    shell.phone = phone
+    return shell
 
+
+def open_service(phone, stream: Stream, service: str):
     name, _, argument = service.partition(":")
     base, *options = name.split(",")
     if base == "shell" and "v2" in options:

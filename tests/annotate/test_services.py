@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from annotate import services as s
-from annotate.labels import all_labels
 from annotate.models import Assignment, ReviewComment
+from trajectories import edits, label_edits
+from trajectories.labels import all_labels
 from trajectories.models import AuditEvent, Step, Subgoal, Trajectory
 from trajectories.validation import InvalidData
 
@@ -18,87 +19,91 @@ def ranges(trajectory) -> list[tuple[int, int]]:
 
 
 def split_in_three(t, actor):
-    s.do_split_subgoal(t, actor, t.version, 2)
-    s.do_split_subgoal(t, actor, t.version, 4)
+    label_edits.do_split_subgoal(t, actor, t.version, 2)
+    label_edits.do_split_subgoal(t, actor, t.version, 4)
 
 
 # ---------------------------------------------------------------- subgoals
 
 
 def test_split_an_unlabelled_trajectory_covers_it(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 2)
+    label_edits.do_split_subgoal(blank, bob, 1, 2)
     assert ranges(blank) == [(0, 1), (2, 5)]
     assert blank.version == 2
-    s.do_split_subgoal(blank, bob, 2, 4)
+    label_edits.do_split_subgoal(blank, bob, 2, 4)
     assert ranges(blank) == [(0, 1), (2, 3), (4, 5)]
     assert Trajectory.objects.get(pk=blank.pk).version == 3
 
 
 def test_split_at_step_zero_makes_one_subgoal_of_the_uncovered_run(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 0)
+    label_edits.do_split_subgoal(blank, bob, 1, 0)
     assert ranges(blank) == [(0, 5)]
 
 
 def test_split_keeps_the_fields_on_the_first_part(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 0)
+    label_edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()
-    s.do_update_subgoal(blank, bob, blank.version, g.pk, {"text": "Buy", "success": "yes"})
-    s.do_split_subgoal(blank, bob, blank.version, 3)
+    label_edits.do_update_subgoal(
+        blank, bob, blank.version, g.pk, {"text": "Buy", "success": "yes"}
+    )
+    label_edits.do_split_subgoal(blank, bob, blank.version, 3)
     first, second = blank.subgoals.order_by("start")
     assert (first.text, first.success, second.text, second.success) == ("Buy", "yes", "", "")
 
 
 def test_split_refuses_an_existing_boundary_and_bad_steps(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 2)
+    label_edits.do_split_subgoal(blank, bob, 1, 2)
     with pytest.raises(InvalidData, match=r"^step: step 2 already starts subgoal 2–5$"):
-        s.do_split_subgoal(blank, bob, 2, 2)
+        label_edits.do_split_subgoal(blank, bob, 2, 2)
     with pytest.raises(InvalidData, match=r"step 6 does not exist \(the trajectory has 6 steps\)"):
-        s.do_split_subgoal(blank, bob, 2, 6)
+        label_edits.do_split_subgoal(blank, bob, 2, 6)
     assert Trajectory.objects.get(pk=blank.pk).version == 2
 
 
 def test_merge_joins_neighbours_and_keeps_success_only_when_equal(blank, bob):
     split_in_three(blank, bob)
     a, b, c = blank.subgoals.order_by("start")
-    s.do_update_subgoal(blank, bob, blank.version, a.pk, {"success": "yes"})
-    s.do_update_subgoal(blank, bob, blank.version, b.pk, {"text": "second", "success": "no"})
-    merged = s.do_merge_subgoals(blank, bob, blank.version, a.pk)
+    label_edits.do_update_subgoal(blank, bob, blank.version, a.pk, {"success": "yes"})
+    label_edits.do_update_subgoal(
+        blank, bob, blank.version, b.pk, {"text": "second", "success": "no"}
+    )
+    merged = label_edits.do_merge_subgoals(blank, bob, blank.version, a.pk)
     assert ranges(blank) == [(0, 3), (4, 5)]
     assert (merged.text, merged.success) == ("second", "")
     with pytest.raises(InvalidData, match="is the last: nothing follows"):
-        s.do_merge_subgoals(blank, bob, blank.version, c.pk)
+        label_edits.do_merge_subgoals(blank, bob, blank.version, c.pk)
 
 
 def test_move_boundary_makes_the_neighbour_give_way(blank, bob):
     split_in_three(blank, bob)
     _, middle, _ = blank.subgoals.order_by("start")
-    s.do_move_boundary(blank, bob, blank.version, middle.pk, start=1)
+    label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, start=1)
     assert ranges(blank) == [(0, 0), (1, 3), (4, 5)]
-    s.do_move_boundary(blank, bob, blank.version, middle.pk, end=2)
+    label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, end=2)
     assert ranges(blank) == [(0, 0), (1, 2), (4, 5)]
     with pytest.raises(InvalidData, match=r"would leave subgoal 0–0 empty: merge them instead"):
-        s.do_move_boundary(blank, bob, blank.version, middle.pk, start=0)
+        label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, start=0)
     with pytest.raises(InvalidData, match=r"^start: start 3 is after end 2$"):
-        s.do_move_boundary(blank, bob, blank.version, middle.pk, start=3)
+        label_edits.do_move_boundary(blank, bob, blank.version, middle.pk, start=3)
 
 
 def test_subgoal_fields_are_checked(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 0)
+    label_edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()
     with pytest.raises(
         InvalidData, match=r"^success: must be one of yes, no, uncertain, got 'maybe'$"
     ):
-        s.do_update_subgoal(blank, bob, blank.version, g.pk, {"success": "maybe"})
+        label_edits.do_update_subgoal(blank, bob, blank.version, g.pk, {"success": "maybe"})
     with pytest.raises(
         InvalidData, match=r"^origin: is not one of text, effect, behaviour, success$"
     ):
-        s.do_update_subgoal(blank, bob, blank.version, g.pk, {"origin": "x"})
+        label_edits.do_update_subgoal(blank, bob, blank.version, g.pk, {"origin": "x"})
     with pytest.raises(InvalidData, match=r"^subgoal 999 is not a subgoal of this trajectory$"):
-        s.do_update_subgoal(blank, bob, blank.version, 999, {"text": "x"})
+        label_edits.do_update_subgoal(blank, bob, blank.version, 999, {"text": "x"})
 
 
 def test_an_edit_records_the_part_before_and_after(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 3)
+    label_edits.do_split_subgoal(blank, bob, 1, 3)
     event = AuditEvent.objects.filter(trajectory=blank).first()
     assert (event.kind, event.actor, event.object_type) == ("subgoal.split", bob, "Subgoal")
     assert event.before == {"subgoals": []}
@@ -106,11 +111,11 @@ def test_an_edit_records_the_part_before_and_after(blank, bob):
 
 
 def test_an_edit_that_changes_nothing_keeps_the_version(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 0)
+    label_edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()
-    s.do_update_subgoal(blank, bob, 2, g.pk, {"text": "Buy"})
+    label_edits.do_update_subgoal(blank, bob, 2, g.pk, {"text": "Buy"})
     events = AuditEvent.objects.filter(trajectory=blank).count()
-    s.do_update_subgoal(blank, bob, 3, g.pk, {"text": "Buy"})
+    label_edits.do_update_subgoal(blank, bob, 3, g.pk, {"text": "Buy"})
     assert blank.version == 3
     assert AuditEvent.objects.filter(trajectory=blank).count() == events
 
@@ -119,17 +124,17 @@ def test_an_edit_that_changes_nothing_keeps_the_version(blank, bob):
 
 
 def test_step_fields(blank, bob):
-    s.do_update_step(blank, bob, 1, 2, {"memory": "price 12.50", "trainable": False})
+    label_edits.do_update_step(blank, bob, 1, 2, {"memory": "price 12.50", "trainable": False})
     step = Step.objects.get(trajectory=blank, index=2)
     assert (step.memory, step.trainable) == ("price 12.50", False)
     with pytest.raises(InvalidData, match=r"^trainable: must be true or false, got 'no'$"):
-        s.do_update_step(blank, bob, 2, 2, {"trainable": "no"})
+        label_edits.do_update_step(blank, bob, 2, 2, {"trainable": "no"})
     with pytest.raises(InvalidData, match=r"^index: step 9 does not exist"):
-        s.do_update_step(blank, bob, 2, 9, {"memory": ""})
+        label_edits.do_update_step(blank, bob, 2, 9, {"memory": ""})
 
 
 def test_memory_target_retrieve_steps_come_after_the_encode_step(blank, bob):
-    target = s.do_add_memory_target(
+    target = label_edits.do_add_memory_target(
         blank,
         bob,
         1,
@@ -143,56 +148,64 @@ def test_memory_target_retrieve_steps_come_after_the_encode_step(blank, bob):
     with pytest.raises(
         InvalidData, match=r"^retrieve_steps\[0\]: step 1 is not after the encode step 2$"
     ):
-        s.do_add_memory_target(blank, bob, 2, key="x", value="1", encode_step=2, retrieve_steps=[1])
+        label_edits.do_add_memory_target(
+            blank, bob, 2, key="x", value="1", encode_step=2, retrieve_steps=[1]
+        )
     with pytest.raises(InvalidData, match=r"^evidence.bounds: must have x2 >= x1"):
-        s.do_add_memory_target(
+        label_edits.do_add_memory_target(
             blank, bob, 2, key="x", value="1", encode_step=2, evidence={"bounds": [5, 5, 1, 1]}
         )
     with pytest.raises(InvalidData, match=r"^key: must not be empty$"):
-        s.do_add_memory_target(blank, bob, 2, key=" ", value="1", encode_step=2)
+        label_edits.do_add_memory_target(blank, bob, 2, key=" ", value="1", encode_step=2)
     with pytest.raises(InvalidData, match=r"^retrieve_steps\[0\]: step 0 is not after"):
-        s.do_update_memory_target(blank, bob, 2, target.pk, {"retrieve_steps": [0]})
-    s.do_update_memory_target(blank, bob, 2, target.pk, {"encode_step": 0, "retrieve_steps": [5]})
+        label_edits.do_update_memory_target(blank, bob, 2, target.pk, {"retrieve_steps": [0]})
+    label_edits.do_update_memory_target(
+        blank, bob, 2, target.pk, {"encode_step": 0, "retrieve_steps": [5]}
+    )
     target.refresh_from_db()
     assert (target.encode_step, target.retrieve_steps) == (0, [5])
-    s.do_delete_memory_target(blank, bob, 3, target.pk)
+    label_edits.do_delete_memory_target(blank, bob, 3, target.pk)
     assert not blank.memory_targets.exists()
 
 
 def test_anchors_get_the_next_key_and_links_are_checked(blank, bob):
-    a1 = s.do_add_anchor(blank, bob, 1, step=0, type="context_info", content="price 12.50")
-    a2 = s.do_add_anchor(blank, bob, 2, step=5, type="finish", content="bought")
+    a1 = label_edits.do_add_anchor(
+        blank, bob, 1, step=0, type="context_info", content="price 12.50"
+    )
+    a2 = label_edits.do_add_anchor(blank, bob, 2, step=5, type="finish", content="bought")
     assert (a1.key, a2.key) == ("a1", "a2")
     with pytest.raises(InvalidData, match=r"^type: unknown anchor type 'note'"):
-        s.do_add_anchor(blank, bob, 3, step=0, type="note", content="x")
+        label_edits.do_add_anchor(blank, bob, 3, step=0, type="note", content="x")
     with pytest.raises(InvalidData, match=r"^content: must not be empty$"):
-        s.do_add_anchor(blank, bob, 3, step=0, type="finish", content="")
-    link = s.do_add_anchor_link(
+        label_edits.do_add_anchor(blank, bob, 3, step=0, type="finish", content="")
+    link = label_edits.do_add_anchor_link(
         blank, bob, 3, source="a1", target="a2", relation="enables", critical=True
     )
     with pytest.raises(InvalidData, match=r"^the link a1 -enables-> a2 already exists$"):
-        s.do_add_anchor_link(blank, bob, 4, source="a1", target="a2", relation="enables")
+        label_edits.do_add_anchor_link(blank, bob, 4, source="a1", target="a2", relation="enables")
     with pytest.raises(InvalidData, match=r"^anchor 'a1' links to itself$"):
-        s.do_add_anchor_link(blank, bob, 4, source="a1", target="a1", relation="blocks")
+        label_edits.do_add_anchor_link(blank, bob, 4, source="a1", target="a1", relation="blocks")
     with pytest.raises(InvalidData, match=r"^target: anchor 'a9' is not an anchor of this"):
-        s.do_add_anchor_link(blank, bob, 4, source="a1", target="a9", relation="blocks")
+        label_edits.do_add_anchor_link(blank, bob, 4, source="a1", target="a9", relation="blocks")
     with pytest.raises(InvalidData, match=r"^relation: unknown relation 'causes'"):
-        s.do_add_anchor_link(blank, bob, 4, source="a1", target="a2", relation="causes")
-    s.do_update_anchor(blank, bob, 4, "a2", {"description": "the order exists"})
-    s.do_delete_anchor(blank, bob, 5, "a1")
+        label_edits.do_add_anchor_link(blank, bob, 4, source="a1", target="a2", relation="causes")
+    label_edits.do_update_anchor(blank, bob, 4, "a2", {"description": "the order exists"})
+    label_edits.do_delete_anchor(blank, bob, 5, "a1")
     assert list(blank.anchors.values_list("key", flat=True)) == ["a2"]
     assert not type(link).objects.filter(pk=link.pk).exists()
-    assert s.do_add_anchor(blank, bob, 6, step=1, type="exception", content="x").key == "a3"
+    assert (
+        label_edits.do_add_anchor(blank, bob, 6, step=1, type="exception", content="x").key == "a3"
+    )
 
 
 # ---------------------------------------------------------------- concurrency
 
 
 def test_a_stale_edit_is_refused_naming_who_changed_what(blank, alice, bob):
-    s.do_split_subgoal(blank, alice, 1, 2)  # alice saves first
+    label_edits.do_split_subgoal(blank, alice, 1, 2)  # alice saves first
     stale = Trajectory.objects.get(pk=blank.pk)
-    with pytest.raises(s.StaleVersion) as refused:
-        s.do_split_subgoal(stale, bob, 1, 4)  # bob still has version 1
+    with pytest.raises(edits.StaleVersion) as refused:
+        label_edits.do_split_subgoal(stale, bob, 1, 4)  # bob still has version 1
     assert refused.value.version == 2
     assert str(refused.value).startswith("alice changed this trajectory at ")
     assert str(refused.value).endswith("(version 2); you edited version 1: reload to see it")
@@ -201,13 +214,13 @@ def test_a_stale_edit_is_refused_naming_who_changed_what(blank, alice, bob):
 
 def test_the_version_is_required(blank, bob):
     with pytest.raises(InvalidData, match=r"^version: must be the integer version you edited"):
-        s.do_split_subgoal(blank, bob, None, 2)
+        label_edits.do_split_subgoal(blank, bob, None, 2)
 
 
 def test_edits_wait_for_the_status(blank, alice, bob):
     Trajectory.objects.filter(pk=blank.pk).update(status="in_review")
     with pytest.raises(InvalidData, match=r"^this trajectory is in review: its labels can be"):
-        s.do_split_subgoal(blank, bob, 1, 2)
+        label_edits.do_split_subgoal(blank, bob, 1, 2)
 
 
 # ---------------------------------------------------------------- undo and redo
@@ -216,21 +229,21 @@ def test_edits_wait_for_the_status(blank, alice, bob):
 def test_undo_and_redo_restore_the_labels_as_new_edits(blank, alice, bob):
     split_in_three(blank, bob)
     first = blank.subgoals.order_by("start").first()
-    s.do_update_subgoal(blank, bob, blank.version, first.pk, {"text": "Open"})
-    s.do_update_step(blank, bob, blank.version, 1, {"thought": "look"})
-    assert s.undo_state(blank) == {"can_undo": True, "can_redo": False}
+    label_edits.do_update_subgoal(blank, bob, blank.version, first.pk, {"text": "Open"})
+    label_edits.do_update_step(blank, bob, blank.version, 1, {"thought": "look"})
+    assert edits.undo_state(blank) == {"can_undo": True, "can_redo": False}
 
-    assert s.do_undo(blank, alice, blank.version)  # the step's thought
+    assert edits.do_undo(blank, alice, blank.version)  # the step's thought
     assert Step.objects.get(trajectory=blank, index=1).thought == "Press buy 1"
-    assert s.do_undo(blank, alice, blank.version)  # the subgoal text
+    assert edits.do_undo(blank, alice, blank.version)  # the subgoal text
     assert blank.subgoals.get(pk=first.pk).text == ""
-    assert s.do_undo(blank, alice, blank.version)  # the second split
+    assert edits.do_undo(blank, alice, blank.version)  # the second split
     assert ranges(blank) == [(0, 1), (2, 5)]
-    assert s.undo_state(blank) == {"can_undo": True, "can_redo": True}
+    assert edits.undo_state(blank) == {"can_undo": True, "can_redo": True}
 
-    assert s.do_redo(blank, alice, blank.version)
+    assert edits.do_redo(blank, alice, blank.version)
     assert ranges(blank) == [(0, 1), (2, 3), (4, 5)]
-    assert s.do_redo(blank, alice, blank.version)
+    assert edits.do_redo(blank, alice, blank.version)
     assert blank.subgoals.get(pk=first.pk).text == "Open"  # ids survive undo and redo
     kinds = list(AuditEvent.objects.filter(trajectory=blank).values_list("kind", flat=True)[:5])
     assert kinds == [
@@ -244,18 +257,18 @@ def test_undo_and_redo_restore_the_labels_as_new_edits(blank, alice, bob):
 
 
 def test_a_new_edit_clears_the_redo_stack(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 2)
-    s.do_undo(blank, bob, blank.version)
+    label_edits.do_split_subgoal(blank, bob, 1, 2)
+    edits.do_undo(blank, bob, blank.version)
     assert ranges(blank) == []
-    s.do_split_subgoal(blank, bob, blank.version, 3)
-    assert not s.do_redo(blank, bob, blank.version)
+    label_edits.do_split_subgoal(blank, bob, blank.version, 3)
+    assert not edits.do_redo(blank, bob, blank.version)
     assert ranges(blank) == [(0, 2), (3, 5)]
 
 
 def test_undo_of_an_anchor_deletion_brings_its_links_back(labelled, bob):
-    s.do_delete_anchor(labelled, bob, 1, "a1")
+    label_edits.do_delete_anchor(labelled, bob, 1, "a1")
     assert not labelled.anchors.filter(key="a1").exists()
-    s.do_undo(labelled, bob, labelled.version)
+    edits.do_undo(labelled, bob, labelled.version)
     labels = all_labels(labelled)
     assert [a["key"] for a in labels["anchors"]] == ["a1", "a2"]
     assert [(x["source"], x["target"], x["critical"]) for x in labels["links"]] == [
@@ -264,7 +277,7 @@ def test_undo_of_an_anchor_deletion_brings_its_links_back(labelled, bob):
 
 
 def test_nothing_to_undo(blank, bob):
-    assert not s.do_undo(blank, bob, 1)
+    assert not edits.do_undo(blank, bob, 1)
     assert blank.version == 1
 
 
@@ -274,14 +287,14 @@ def test_nothing_to_undo(blank, bob):
 def label_completely(t, actor):
     split_in_three(t, actor)
     for g in t.subgoals.all():
-        s.do_update_subgoal(
+        label_edits.do_update_subgoal(
             t, actor, t.version, g.pk, {"text": f"part {g.start}", "success": "yes"}
         )
 
 
 def test_submit_lists_what_is_missing(blank, bob):
-    s.do_split_subgoal(blank, bob, 1, 2)
-    s.do_delete_subgoal(blank, bob, 2, blank.subgoals.get(start=0).pk)
+    label_edits.do_split_subgoal(blank, bob, 1, 2)
+    label_edits.do_delete_subgoal(blank, bob, 2, blank.subgoals.get(start=0).pk)
     with pytest.raises(InvalidData) as refused:
         s.do_submit(blank, bob, 3)
     assert str(refused.value) == (

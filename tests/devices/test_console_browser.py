@@ -153,3 +153,53 @@ def test_a_click_on_the_live_view_lands_where_it_was_clicked(
     assert all(s.action_type == "click" for s in steps)
     for (x, y), (rx, ry) in zip(wanted, recorded, strict=True):
         assert abs(rx - x) <= 1 and abs(ry - y) <= 1, (wanted, recorded)
+
+
+def test_labels_notes_and_marks_from_the_console_carry_the_version_they_edited(
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser_page
+):
+    from trajectories import events
+    from trajectories.models import AuditEvent, MemoryTarget
+
+    task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
+    page = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.on("dialog", lambda d: d.accept("kettle_price" if "key" in d.message else ""))
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/devices/")
+    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
+    page.select_option("#task", str(task.pk))
+    page.click("text=Start recording")
+    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    page.select_option("#open-package", "com.waypoint.freshcart")
+    page.click("#open-form button")
+    wait_steps(page, 1)
+
+    page.fill("#recording textarea[name=thought]", "Open the shop")
+    page.click("text=Save labels")
+    page.wait_for_selector("#recording .rec[data-version='2']")
+    page.fill("#recording input[name=text]", "The shop opened slowly")
+    page.click("text=Add note")
+    page.wait_for_selector("#recording .rec[data-version='3']")
+    page.check("#toggle-mark")
+    x1, y1, x2, y2 = 40, 300, 500, 420
+    page.mouse.move(*screen_point(page, x1, y1))
+    page.mouse.down()
+    page.mouse.move(*screen_point(page, x2, y2), steps=5)
+    page.mouse.up()
+    page.wait_for_selector("#memory-targets")
+    shot(page, "protocol-console-labels")
+
+    trajectory = Trajectory.objects.get(task=task)
+    assert trajectory.version == 4
+    assert trajectory.steps.get(index=0).thought == "Open the shop"
+    assert trajectory.metadata["notes"][0]["text"] == "The shop opened slowly"
+    assert MemoryTarget.objects.get(trajectory=trajectory).key == "kettle_price"
+    assert list(
+        AuditEvent.objects.filter(trajectory=trajectory)
+        .order_by("-id")
+        .values_list("kind", flat=True)[:3]
+    ) == [events.MEMORY_TARGET_ADDED, events.NOTE_ADDED, events.STEP_UPDATED]

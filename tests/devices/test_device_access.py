@@ -14,9 +14,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from devices.events import DEVICE_RELEASED, DEVICE_UPDATED
 from devices.models import Device, Lease
 from tests.devices.conftest import grant
+from trajectories.events import DEVICE_RELEASED, DEVICE_UPDATED
 from trajectories.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -526,12 +526,23 @@ def test_members_queue_an_export(project, alice, bob):
         (
             {"filters": {"colour": "red"}},
             422,
-            "filters: unknown filter 'colour' (known: status, outcome, task, source)",
+            "filters: unknown filter 'colour' (known: status, outcome, source, task, tasks, "
+            "recorder, app, apps, recorded_from, recorded_to, annotator, trajectories)",
         ),
         (
             {"filters": {"outcome": "great"}},
             422,
             "outcome: must be one of success, failure, uncertain, got 'great'",
+        ),
+        (
+            {"format": "stamp-sft", "options": {"k": -1}},
+            422,
+            "options.k: -1 is out of range",
+        ),
+        (
+            {"format": "androtmem", "split": {"by": "colour"}},
+            422,
+            "split.by: must be one of trajectory, task, app, got 'colour'",
         ),
         (
             {"filters": ["status"]},

@@ -35,7 +35,7 @@ def test_the_worker_exports_then_imports_a_project(project, alice):
     export = wait_for_job(do_start_export(project, "waypoint", alice).pk)
     assert export.status == "succeeded", export.message
     assert export.percent == 100
-    assert export.counts == {"trajectories": 2, "steps": 6, "screens": 8, "files": 14}
+    assert export.counts == {"trajectories": 2, "steps": 6, "screens": 8, "files": 15}
     archive = _export_zip(export)
     name = f"waypoint-waypoint-export-{export.pk}"
     manifest = json.loads(archive.read(f"{name}/manifest.json"))
@@ -112,11 +112,15 @@ def test_a_job_runs_once_even_if_delivered_twice(
 def test_it_refuses_unknown_formats_and_filters(project, alice):
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "csv", alice)
-    assert str(caught.value) == "format: unknown export format 'csv' (known: waypoint)"
+    assert str(caught.value) == (
+        "format: unknown export format 'csv' "
+        "(known: androidcontrol, androtmem, memory-world, stamp-sft, waypoint)"
+    )
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "waypoint", alice, {"colour": "red"})
     assert str(caught.value) == (
-        "filters: unknown filter 'colour' (known: status, outcome, task, source)"
+        "filters: unknown filter 'colour' (known: status, outcome, source, task, tasks, "
+        "recorder, app, apps, recorded_from, recorded_to, annotator, trajectories)"
     )
     assert Job.objects.count() == 0
 

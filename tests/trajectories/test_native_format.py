@@ -56,7 +56,12 @@ def test_it_writes_the_documented_layout(exported):
     manifest = json.loads((exported / "manifest.json").read_text())
     assert manifest["format"] == "waypoint"
     assert manifest["schema_version"] == 1
-    assert manifest["counts"] == {"trajectories": 2, "steps": 8, "screens": 10, "files": 17}
+    assert manifest["counts"] == {"trajectories": 2, "steps": 8, "screens": 10, "files": 18}
+    assert manifest["waypoint_version"] == "0.1.0"
+    assert manifest["filter"] == {} and manifest["split"] is None
+    card = (exported / "README.md").read_text()
+    assert "Trajectories: 2, steps: 8, screens: 10." in card
+    assert "| com.example.shop | 2 |" in card
     files = files_of(exported)
     assert set(manifest["files"]) == set(files) - {"manifest.json"}
     for name, sha in manifest["files"].items():

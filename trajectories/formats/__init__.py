@@ -24,8 +24,9 @@ from ..services import (
     do_import_trajectory,
 )
 from ..validation import InvalidData, check_trajectory_record, fail
-from . import droidbot, waypoint
+from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, waypoint
 from .archive import open_source
+from .dataset import Split, check_plain_options
 from .detect import AUTO, detect_folder_format
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
@@ -39,7 +40,28 @@ IMPORTERS: dict[str, tuple[Reader, Counter]] = {
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,
+    "stamp-sft": stamp_sft.export_stamp_sft,
+    "androtmem": androtmem.export_androtmem,
+    "memory-world": memory_world.export_memory_world,
+    "androidcontrol": androidcontrol.export_androidcontrol,
 }
+
+
+def check_export_request(
+    fmt: str, options: dict[str, Any] | None, split: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Options and split checked before a job is queued (the job checks them again)."""
+    _format(fmt, EXPORTERS, "export")
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return {}, None
+    if fmt == "stamp-sft":
+        options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
+    else:
+        options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
+    Split.parse(split, "train")
+    return options or {}, split or None
 
 
 def _format(name: str, catalogue: dict[str, Any], what: str) -> Any:
@@ -122,6 +144,21 @@ def export_trajectories(
     dest: Path,
     fmt: str = "waypoint",
     progress: Callable[[int, int], None] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Export into the new folder ``dest``; ``filters`` only describe the selection made.
+
+    The dataset formats take ``options`` (per format), ``split`` (see
+    :class:`trajectories.formats.dataset.Split`) and record ``filters`` in their manifest.
+    """
     exporter = _format(fmt, EXPORTERS, "export")
-    return exporter(trajectories, Path(dest), progress=progress)
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return exporter(trajectories, Path(dest), progress=progress, filters=filters)
+    return exporter(
+        trajectories, Path(dest), progress=progress, options=options, filters=filters, split=split
+    )

@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +51,7 @@ FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
+CARD = "README.md"
 DATA_FILE = "trajectories.jsonl"
 
 Progress = Callable[[int, int], None]
@@ -78,7 +80,18 @@ def _blob_file(sha256: str, content_type: str) -> str:
     return f"{folder}/{sha256}.{extension}"
 
 
-def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+# Fields the dataset formats never read: left out of their queries (``lean``), as decoding
+# JSON and times is most of the cost of fetching.
+LEAN_SKIPS = frozenset(
+    {"captured_at", "features", "visible_memory", "action_sent_at", "settled_at"}
+)
+
+
+def _fields(names: tuple[str, ...], lean: bool) -> tuple[str, ...]:
+    return tuple(n for n in names if n not in LEAN_SKIPS) if lean else names
+
+
+def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[str, Any]]:
     """Every label of a chunk of trajectories in one query per kind, as plain rows.
 
     Plain rows, not model instances: building thousands of model objects per chunk would
@@ -89,41 +102,14 @@ def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         list(
             Screen.objects.filter(trajectory_id__in=ids)
             .order_by("id")
-            .values(
-                "id",
-                "trajectory_id",
-                "screenshot_id",
-                "screenshot__content_type",
-                "ui_xml_id",
-                "ui_xml__content_type",
-                "width",
-                "height",
-                "package",
-                "activity",
-                "captured_at",
-                "features",
-                "visible_memory",
-            )
+            .values(*_fields(SCREEN_FIELDS, lean))
         )
     )
     steps = _group(
         list(
             Step.objects.filter(trajectory_id__in=ids)
             .order_by("trajectory_id", "index")
-            .values(
-                "trajectory_id",
-                "index",
-                "screen_id",
-                "action_type",
-                "action",
-                "target",
-                "thought",
-                "summary",
-                "memory",
-                "trainable",
-                "action_sent_at",
-                "settled_at",
-            )
+            .values(*_fields(STEP_FIELDS, lean))
         )
     )
     subgoals = _group(
@@ -181,6 +167,36 @@ def _fetch_chunk(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows
     ]
 
+
+SCREEN_FIELDS = (
+    "id",
+    "trajectory_id",
+    "screenshot_id",
+    "screenshot__content_type",
+    "ui_xml_id",
+    "ui_xml__content_type",
+    "width",
+    "height",
+    "package",
+    "activity",
+    "captured_at",
+    "features",
+    "visible_memory",
+)
+STEP_FIELDS = (
+    "trajectory_id",
+    "index",
+    "screen_id",
+    "action_type",
+    "action",
+    "target",
+    "thought",
+    "summary",
+    "memory",
+    "trainable",
+    "action_sent_at",
+    "settled_at",
+)
 
 TRAJECTORY_FIELDS = (
     "id",
@@ -248,9 +264,9 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
                 "height": s["height"],
                 "package": s["package"],
                 "activity": s["activity"],
-                "captured_at": _iso(s["captured_at"]),
-                "features": s["features"],
-                "visible_memory": s["visible_memory"],
+                "captured_at": _iso(s.get("captured_at")),
+                "features": s.get("features", {}),
+                "visible_memory": s.get("visible_memory", []),
             }
             for s in screens
         ],
@@ -264,8 +280,8 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
                 "summary": s["summary"],
                 "memory": s["memory"],
                 "trainable": s["trainable"],
-                "action_sent_at": _iso(s["action_sent_at"]),
-                "settled_at": _iso(s["settled_at"]),
+                "action_sent_at": _iso(s.get("action_sent_at")),
+                "settled_at": _iso(s.get("settled_at")),
             }
             for s in steps
         ],
@@ -295,10 +311,13 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
     }
 
 
-def iter_records(trajectories: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]:
+def iter_records(
+    trajectories: QuerySet[Trajectory], *, lean: bool = False
+) -> Iterator[dict[str, Any]]:
     """The native records of the trajectories, ordered by uid, a chunk at a time.
 
-    Keyset paging on the uid keeps memory flat however many trajectories there are.
+    Keyset paging on the uid keeps memory flat however many trajectories there are. ``lean``
+    leaves out capture times, perceptual features and visible memory (empty in the records).
     """
     base = trajectories.order_by("uid").values(*TRAJECTORY_FIELDS)
     last = None
@@ -307,7 +326,7 @@ def iter_records(trajectories: QuerySet[Trajectory]) -> Iterator[dict[str, Any]]
         rows = list(page[:CHUNK])
         if not rows:
             return
-        yield from _fetch_chunk(rows)
+        yield from _fetch_chunk(rows, lean)
         last = rows[-1]["uid"]
 
 
@@ -326,9 +345,16 @@ def _dump(record: dict[str, Any]) -> str:
 
 
 def export_waypoint(
-    trajectories: QuerySet[Trajectory], dest: Path, progress: Progress | None = None
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    progress: Progress | None = None,
+    *,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the trajectories to the folder ``dest`` (which must not exist); return counts."""
+    """Write the trajectories to the folder ``dest`` (which must not exist); return counts.
+
+    ``filters`` describe how the trajectories were chosen, for the manifest and the card.
+    """
     dest = Path(dest)
     if dest.exists():
         raise InvalidData(f"{dest}: already exists; choose a new folder")
@@ -339,6 +365,7 @@ def export_waypoint(
         (work / "screens").mkdir()
         (work / "xml").mkdir()
         counts = {"trajectories": 0, "steps": 0, "screens": 0, "files": 0}
+        apps: Counter = Counter()
         # File checksums go to a side file as they are produced, so memory stays flat.
         sums_path = work / ".sums"
         data_hash = hashlib.sha256()
@@ -363,10 +390,16 @@ def export_waypoint(
                 counts["trajectories"] += 1
                 counts["steps"] += len(record["steps"])
                 counts["screens"] += len(record["screens"])
+                for app in record["task"]["apps"] or ["(no app)"]:
+                    apps[app] += 1
                 if progress and (counts["trajectories"] % 20 == 0):
                     progress(counts["trajectories"], total)
-        counts["files"] += 1
-        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, _project_of(trajectories))
+            counts["files"] += 2  # the data file and the card
+            project = _project_of(trajectories)
+            card = _card(counts, apps, project, filters or {}).encode("utf-8")
+            (work / CARD).write_bytes(card)
+            sums.write(f"{hashlib.sha256(card).hexdigest()} {CARD}\n")
+        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, project, filters or {})
         sums_path.unlink()
         os.replace(work, dest)
     except BaseException:
@@ -389,12 +422,58 @@ def exported_project(folder: Path) -> str:
     return project if isinstance(project, str) else ""
 
 
+def _card(counts: dict[str, int], apps: Counter, project: str, filters: dict[str, Any]) -> str:
+    from .dataset import describe_filter, markdown_table
+
+    table = markdown_table(["app", "trajectories"], sorted(apps.items()))
+    return f"""# Waypoint export: waypoint (native, lossless)
+
+{f"Project: {project}. " if project else ""}Trajectories: {counts["trajectories"]}, steps: \
+{counts["steps"]}, screens: {counts["screens"]}.
+
+- Selection: {describe_filter(filters)}.
+- `{DATA_FILE}`: one trajectory per line (task, device, screens, steps, subgoals, memory
+  targets, anchors and links); `screens/` and `xml/`: screenshots and UI dumps, each stored
+  once under its sha256.
+
+## Counts
+
+{table}
+
+## Loading
+
+Import it into Waypoint (`python manage.py import_trajectories --project ID <this folder>`, or
+the import page), or read it directly:
+
+```python
+from datasets import load_dataset
+ds = load_dataset("json", data_files="{DATA_FILE}")
+```
+
+`manifest.json` lists the sha256 of every file.
+"""
+
+
 def _write_manifest(
-    work: Path, counts: dict[str, int], data_sha: str, sums_path: Path, project: str
+    work: Path,
+    counts: dict[str, int],
+    data_sha: str,
+    sums_path: Path,
+    project: str,
+    filters: dict[str, Any],
 ) -> None:
     """Stream the manifest: the file list is copied line by line from the side file."""
+    from .dataset import waypoint_version
+
     with open(work / MANIFEST, "w", encoding="utf-8") as out:
-        head = {"format": FORMAT, "schema": SCHEMA, "schema_version": SCHEMA_VERSION}
+        head: dict[str, Any] = {
+            "format": FORMAT,
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "waypoint_version": waypoint_version(),
+            "filter": filters,
+            "split": None,
+        }
         if project:
             head["project"] = project  # where an import as copies records they came from
         out.write(json.dumps(head, indent=1)[:-2] + ",\n")

@@ -200,3 +200,11 @@ def action_summary(step: Step) -> str:
     if kind == ActionType.TYPE:
         return f"type “{_short(str(fields.get('text', '')), 30)}”"
     return (badge_text(step) or kind).lower()
+
+
+@register.filter
+def count_text(value: Any) -> str:
+    """A job count for people: ``{"train": 2, "test": 1}`` -> ``train 2, test 1``."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
+    return str(value)

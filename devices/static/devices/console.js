@@ -171,7 +171,9 @@
     if (!key) return;
     const val = window.prompt("Value (empty: the element's text)", value || "");
     if (val === null) return;
-    act({key, value: val, bounds: ordered.join(","), source}, d.memoryUrl);
+    // The version of the labels the panel shows: a mark made on an older one is refused.
+    const version = document.querySelector("#recording .rec")?.dataset.version || "";
+    act({key, value: val, bounds: ordered.join(","), source, version}, d.memoryUrl);
   }
 
   // ---------------------------------------------------------------- XML overlay

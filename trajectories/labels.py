@@ -1,5 +1,9 @@
 """A trajectory's labels as plain JSON, by part, and how to put a part back.
 
+One mapping per label row, both ways: ``*_dict`` turns a row into JSON (the workspace, the API,
+audit events), ``*_row`` turns JSON into an unsaved row (import, undo, copies, recording), so
+every place that writes a subgoal, memory target, anchor or link fills the same fields.
+
 An edit records the part it touched before and after (a subgoal edit stores all subgoals, a step
 edit that step's fields): small enough to keep in every audit event, complete enough that undo
 and redo are a restore of one side. Restores keep primary keys, so ids seen by clients survive
@@ -15,7 +19,8 @@ from trajectories.models import Anchor, AnchorLink, MemoryTarget, Step, Subgoal,
 STEP_FIELDS = ("thought", "summary", "memory", "trainable")
 SUBGOAL_FIELDS = ("text", "effect", "behaviour", "success")
 
-Part = str  # "subgoals", "memory_targets", "anchors" or "step:<index>"
+Part = str  # "subgoals", "memory_targets", "anchors", "notes" or "step:<index>"
+NOTES = "notes"  # key of the notes between steps in Trajectory.metadata
 
 
 def subgoal_dict(g: Subgoal) -> dict[str, Any]:
@@ -64,6 +69,60 @@ def link_dict(link: AnchorLink, keys: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def subgoal_row(trajectory: Trajectory, g: dict[str, Any], pk: int | None = None) -> Subgoal:
+    return Subgoal(
+        pk=pk,
+        trajectory=trajectory,
+        start=g["start"],
+        end=g["end"],
+        text=g.get("text", ""),
+        effect=g.get("effect", ""),
+        behaviour=g.get("behaviour", ""),
+        success=g.get("success", "") or "",
+        origin=g.get("origin", "human"),
+    )
+
+
+def memory_target_row(
+    trajectory: Trajectory, m: dict[str, Any], pk: int | None = None
+) -> MemoryTarget:
+    return MemoryTarget(
+        pk=pk,
+        trajectory=trajectory,
+        key=m["key"],
+        value=m["value"],
+        encode_step=m["encode_step"],
+        evidence=m.get("evidence") or {},
+        retrieve_steps=sorted(set(m.get("retrieve_steps", []))),
+    )
+
+
+def anchor_row(
+    trajectory: Trajectory, a: dict[str, Any], key: str, pk: int | None = None
+) -> Anchor:
+    return Anchor(
+        pk=pk,
+        trajectory=trajectory,
+        key=key,
+        step_index=a["step"],
+        type=a["type"],
+        content=a["content"],
+        description=a.get("description", ""),
+        evidence=a.get("evidence") or {},
+    )
+
+
+def link_row(link: dict[str, Any], ids: dict[str, int], pk: int | None = None) -> AnchorLink:
+    """``ids`` maps anchor keys to their rows' ids."""
+    return AnchorLink(
+        pk=pk,
+        source_id=ids[link["source"]],
+        target_id=ids[link["target"]],
+        relation=link["relation"],
+        critical=link.get("critical", False),
+    )
+
+
 def step_dict(step: Step) -> dict[str, Any]:
     return {"index": step.index, **{f: getattr(step, f) for f in STEP_FIELDS}}
 
@@ -93,6 +152,9 @@ def snapshot(trajectory: Trajectory, part: Part) -> Any:
         ]
     if part == "anchors":
         return anchors_part(trajectory)
+    if part == NOTES:
+        metadata = Trajectory.objects.filter(pk=trajectory.pk).values_list("metadata", flat=True)
+        return list((metadata.first() or {}).get(NOTES, []))
     if part.startswith("step:"):
         step = Step.objects.get(trajectory=trajectory, index=int(part.removeprefix("step:")))
         return step_dict(step)
@@ -100,68 +162,27 @@ def snapshot(trajectory: Trajectory, part: Part) -> Any:
 
 
 def restore(trajectory: Trajectory, part: Part, value: Any) -> None:
-    """Make ``part`` of the trajectory's labels equal to ``value`` (a :func:`snapshot`)."""
+    """Make ``part`` of the trajectory's labels equal to ``value`` (a :func:`snapshot`).
+
+    Called with the trajectory row locked (``notes`` rewrites the metadata).
+    """
     if part == "subgoals":
         Subgoal.objects.filter(trajectory=trajectory).delete()
-        Subgoal.objects.bulk_create(
-            [
-                Subgoal(
-                    pk=g["id"],
-                    trajectory=trajectory,
-                    start=g["start"],
-                    end=g["end"],
-                    origin=g["origin"],
-                    **{f: g[f] for f in SUBGOAL_FIELDS},
-                )
-                for g in value
-            ]
-        )
+        Subgoal.objects.bulk_create([subgoal_row(trajectory, g, g["id"]) for g in value])
     elif part == "memory_targets":
         MemoryTarget.objects.filter(trajectory=trajectory).delete()
-        MemoryTarget.objects.bulk_create(
-            [
-                MemoryTarget(
-                    pk=m["id"],
-                    trajectory=trajectory,
-                    key=m["key"],
-                    value=m["value"],
-                    encode_step=m["encode_step"],
-                    evidence=m["evidence"],
-                    retrieve_steps=m["retrieve_steps"],
-                )
-                for m in value
-            ]
-        )
+        MemoryTarget.objects.bulk_create([memory_target_row(trajectory, m, m["id"]) for m in value])
     elif part == "anchors":
         Anchor.objects.filter(trajectory=trajectory).delete()
         anchors = Anchor.objects.bulk_create(
-            [
-                Anchor(
-                    pk=a["id"],
-                    trajectory=trajectory,
-                    key=a["key"],
-                    step_index=a["step"],
-                    type=a["type"],
-                    content=a["content"],
-                    description=a["description"],
-                    evidence=a["evidence"],
-                )
-                for a in value["anchors"]
-            ]
+            [anchor_row(trajectory, a, a["key"], a["id"]) for a in value["anchors"]]
         )
         ids = {a.key: a.pk for a in anchors}
-        AnchorLink.objects.bulk_create(
-            [
-                AnchorLink(
-                    pk=link["id"],
-                    source_id=ids[link["source"]],
-                    target_id=ids[link["target"]],
-                    relation=link["relation"],
-                    critical=link["critical"],
-                )
-                for link in value["links"]
-            ]
-        )
+        AnchorLink.objects.bulk_create([link_row(link, ids, link["id"]) for link in value["links"]])
+    elif part == NOTES:
+        metadata = Trajectory.objects.get(pk=trajectory.pk).metadata
+        metadata[NOTES] = value
+        Trajectory.objects.filter(pk=trajectory.pk).update(metadata=metadata)
     elif part.startswith("step:"):
         Step.objects.filter(trajectory=trajectory, index=value["index"]).update(
             **{f: value[f] for f in STEP_FIELDS}

@@ -1,0 +1,19 @@
+"""The human workflow's writes, by concern: :mod:`.review` (submit, comment, decide) and
+:mod:`.assignment` (who annotates what, copies for double annotation).
+
+Label edits and undo are the project's one edit protocol: :mod:`trajectories.label_edits`
+and :mod:`trajectories.edits`.
+"""
+
+from .assignment import do_assign, do_assign_double, do_spread_assignments, do_unassign
+from .review import do_comment, do_review, do_submit
+
+__all__ = [
+    "do_assign",
+    "do_assign_double",
+    "do_comment",
+    "do_review",
+    "do_spread_assignments",
+    "do_submit",
+    "do_unassign",
+]

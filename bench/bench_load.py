@@ -1,0 +1,379 @@
+"""Many users at once against gunicorn: `python bench/bench_load.py`.
+
+Seeds a project with N generated trajectories (default 1,000, which name 782 distinct tasks) into
+the database named by DATABASE_URL, or a throwaway SQLite file; starts gunicorn (3 sync workers,
+DEBUG=0) on the loopback interface; then C concurrent users (default 50) each loop over the
+trajectory list page, the annotation workspace of a random trajectory and the API list of
+trajectories, for a bounded time and number of requests. Users do not pause between requests
+unless --think gives a mean pause: without it, 50 users keep 50 requests in flight at all times.
+Prints, per endpoint: requests, errors, p50, p95 and p99 latency in ms, and the queries and bytes
+of one request.
+
+Targets (50 users, PostgreSQL, 2 cores): every page and API p95 <= 500 ms, API list p95 <= 250 ms.
+
+    python bench/bench_load.py                                   # SQLite, 1,000 trajectories
+    python bench/bench_load.py --users 20 --duration 15          # a quick run
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/waypoint_bench_load python bench/bench_load.py
+    python bench/bench_load.py --workdir /tmp/wp-load            # keep the data for the next run
+
+Seeding is idempotent: a database that already holds the bench project is reused as it is. With
+DATABASE_URL the blobs go to var/bench-load/ (kept, like the database) unless --workdir names
+another folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+PROJECT_NAME = "bench-load"
+HOST = "127.0.0.1"  # loopback only: the bench never leaves the machine
+PAGE_TARGET_MS = 500
+API_LIST_TARGET_MS = 250
+REQUEST_TIMEOUT_S = 60
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trajectories", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=12, help="steps per generated trajectory")
+    parser.add_argument("--users", type=int, default=50, help="concurrent users")
+    parser.add_argument("--duration", type=float, default=30, help="seconds of load (at most)")
+    parser.add_argument("--max-requests", type=int, default=20_000, help="requests (at most)")
+    parser.add_argument(
+        "--think", type=float, default=0, help="mean seconds a user waits between requests"
+    )
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
+    parser.add_argument("--workdir", help="folder for the SQLite file and blobs (kept)")
+    args = parser.parse_args()
+    if args.users < 1 or args.trajectories < 1 or args.steps < 2 or args.duration <= 0:
+        parser.error("--users and --trajectories must be >= 1, --steps >= 2, --duration > 0")
+    if args.think < 0:
+        parser.error("--think must be >= 0 seconds")
+    return args
+
+
+def environment(work: Path) -> dict[str, str]:
+    """Production settings (DEBUG=0) on the loopback interface, without TLS."""
+    env = {
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-load-only-" + "x" * 40,
+        "ALLOWED_HOSTS": f"{HOST},localhost,testserver",
+        "SECURE_SSL_REDIRECT": "0",
+        "WAYPOINT_VAR_DIR": str(work / "var"),
+        "MEDIA_ROOT": str(work / "blobs"),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+    }
+    env["DATABASE_URL"] = os.environ.get("DATABASE_URL") or f"sqlite:///{work / 'bench.sqlite3'}"
+    return env
+
+
+# ---------------------------------------------------------------- seeding
+
+
+def seed(trajectories: int, steps: int) -> dict:
+    """The bench project with its trajectories, two users, a session cookie and a token each."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    from fixtures.generate import generate_dataset
+    from trajectories.models import Project, Trajectory
+    from trajectories.services import do_create_project, do_set_membership
+
+    call_command("migrate", verbosity=0, interactive=False)
+    users = get_user_model().objects
+    admin = users.filter(username="bench-admin").first() or users.create_user("bench-admin")
+    annotator = users.filter(username="bench-annotator").first() or users.create_user(
+        "bench-annotator"
+    )
+    project = Project.objects.filter(name=PROJECT_NAME).first()
+    if project is not None and not has_blobs(project):
+        print("the database's bench project has no blobs in this workdir: seeding again")
+        project.delete()
+        project = None
+    if project is None:
+        project = do_create_project(PROJECT_NAME, admin)
+        do_set_membership(project, annotator, "annotator", admin)
+    have = project.trajectories.count()
+    if have < trajectories:
+        started = time.monotonic()
+        print(f"seeding {trajectories - have} trajectories of {steps} steps ...", flush=True)
+        generate_dataset(project, trajectories, steps=steps, actor=admin)
+        print(f"  seeded in {time.monotonic() - started:.0f} s", flush=True)
+    ids = list(Trajectory.objects.filter(project=project).values_list("pk", flat=True))
+    logins = []
+    for user in (admin, annotator):
+        client = Client()
+        client.force_login(user)
+        token, _ = Token.objects.get_or_create(user=user)
+        logins.append(
+            {"cookie": f"sessionid={client.cookies['sessionid'].value}", "token": token.key}
+        )
+    return {
+        "project": project.pk,
+        "trajectories": ids,
+        "tasks": project.tasks.count(),
+        "logins": logins,
+    }
+
+
+def has_blobs(project) -> bool:
+    """Whether blob storage has the project's files (the workspace reads UI XML from it)."""
+    from django.core.files.storage import default_storage
+
+    from trajectories.models import Screen
+
+    screen = Screen.objects.filter(trajectory__project=project, ui_xml__isnull=False).first()
+    return screen is None or default_storage.exists(screen.ui_xml.storage_name)
+
+
+def request_costs(data: dict) -> dict[str, tuple[int, int]]:
+    """Queries and bytes of one request per endpoint, in this process (Django's test client)."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="bench-annotator"))
+    costs = {}
+    for name, path in endpoints(data, random.Random(0)).items():
+        client.get(path)  # warm
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        costs[name] = (len(captured), len(response.content))
+    return costs
+
+
+def endpoints(data: dict, rng: random.Random) -> dict[str, str]:
+    """One request per endpoint, on a random page or trajectory."""
+    project, ids = data["project"], data["trajectories"]
+    pages = max(1, len(ids) // 25)
+    trajectory = rng.choice(ids)
+    return {
+        "list page": f"/projects/{project}/trajectories/?page={rng.randint(1, pages)}",
+        "workspace page": f"/trajectories/{trajectory}/workspace/?step={rng.randint(0, 5)}",
+        "API list": f"/api/v1/projects/{project}/trajectories/?page={rng.randint(1, pages // 2)}",
+    }
+
+
+# ---------------------------------------------------------------- the server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def start_gunicorn(env: dict[str, str], port: int, workers: int, log: Path) -> subprocess.Popen:
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi:application",
+        "--bind",
+        f"{HOST}:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "120",
+    ]
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            command, cwd=REPO, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn exited:\n{log.read_text()}")
+        try:
+            with socket.create_connection((HOST, port), timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.terminate()
+    raise RuntimeError(f"gunicorn did not listen on {HOST}:{port}:\n{log.read_text()}")
+
+
+def stop(server: subprocess.Popen) -> None:
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+# ---------------------------------------------------------------- the users
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+async def get(port: int, path: str, headers: dict[str, str]) -> int:
+    """One GET over a fresh connection (gunicorn's sync workers close it): the status code."""
+    reader, writer = await asyncio.open_connection(HOST, port)
+    try:
+        lines = [f"GET {path} HTTP/1.1", f"Host: {HOST}:{port}", "Connection: close"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        await writer.drain()
+        answer = await reader.read()
+    finally:
+        writer.close()
+    if not answer.startswith(b"HTTP/1."):
+        raise ConnectionError("no HTTP answer")
+    return int(answer[9:12])
+
+
+async def user(
+    n: int,
+    port: int,
+    data: dict,
+    deadline: float,
+    budget: list[int],
+    tallies: dict[str, Tally],
+    think: float = 0,
+) -> None:
+    rng = random.Random(n)
+    login = data["logins"][n % len(data["logins"])]
+    while time.monotonic() < deadline and budget[0] > 0:
+        for name, path in endpoints(data, rng).items():
+            if time.monotonic() >= deadline or budget[0] <= 0:
+                return
+            budget[0] -= 1
+            if name.startswith("API"):
+                headers = {"Authorization": f"Token {login['token']}"}
+            else:
+                headers = {"Cookie": login["cookie"]}
+            tally = tallies[name]
+            started = time.perf_counter()
+            try:
+                status = await asyncio.wait_for(get(port, path, headers), REQUEST_TIMEOUT_S)
+            except (OSError, TimeoutError, ConnectionError) as exc:
+                status_text = type(exc).__name__
+            else:
+                status_text = str(status)
+            tally.latencies.append((time.perf_counter() - started) * 1000)
+            tally.statuses[status_text] = tally.statuses.get(status_text, 0) + 1
+            if status_text != "200":
+                tally.errors += 1
+            if think:
+                await asyncio.sleep(rng.uniform(0, 2 * think))
+
+
+async def drive(
+    port: int, data: dict, users: int, duration: float, max_requests: int, think: float
+):
+    tallies = {name: Tally() for name in endpoints(data, random.Random(0))}
+    # Warm every worker (imports, template caches, first connections) outside the figures.
+    warm = {name: Tally() for name in tallies}
+    await asyncio.gather(
+        *(user(1000 + i, port, data, time.monotonic() + 60, [3], warm) for i in range(6))
+    )
+    started = time.monotonic()
+    budget = [max_requests]
+    await asyncio.gather(
+        *(user(i, port, data, started + duration, budget, tallies, think) for i in range(users))
+    )
+    return tallies, time.monotonic() - started
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = max(0, min(len(ordered) - 1, round(p / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def report(tallies: dict[str, Tally], elapsed: float, costs: dict, args, data, db: str) -> bool:
+    total = sum(len(t.latencies) for t in tallies.values())
+    print(
+        f"\n{args.users} users (think {args.think:g} s), {elapsed:.1f} s, {total} requests "
+        f"({total / elapsed:.1f}/s), "
+        f"gunicorn {args.workers} workers, DEBUG=0, {db}, "
+        f"{len(data['trajectories'])} trajectories, {data['tasks']} tasks\n"
+    )
+    print("| endpoint | requests | errors | p50 ms | p95 ms | p99 ms | queries | KiB | target |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ok = True
+    for name, tally in tallies.items():
+        p95 = percentile(tally.latencies, 95)
+        target = API_LIST_TARGET_MS if name == "API list" else PAGE_TARGET_MS
+        met = p95 <= target and tally.errors == 0
+        ok = ok and met
+        queries, size = costs.get(name, (0, 0))
+        print(
+            f"| {name} | {len(tally.latencies)} | {tally.errors} "
+            f"| {percentile(tally.latencies, 50):.0f} | {p95:.0f} "
+            f"| {percentile(tally.latencies, 99):.0f} | {queries} | {size / 1024:.1f} "
+            f"| p95 <= {target} {'ok' if met else 'MISSED'} |"
+        )
+        if tally.errors:
+            print(f"  answers: {tally.statuses}")
+    return ok
+
+
+def main() -> None:
+    args = parse_args()
+    if args.workdir:
+        work = Path(args.workdir)
+    elif os.environ.get("DATABASE_URL"):
+        # The database outlives the run, so its blobs must too.
+        work = REPO / "var" / "bench-load"
+        args.workdir = str(work)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="wp-load-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = environment(work)
+    os.environ.update(env)
+    data = seed(args.trajectories, args.steps)
+    costs = request_costs(data)
+    from django.db import connection
+
+    db = connection.vendor
+    connection.close()
+    port = free_port()
+    server = start_gunicorn(env, port, args.workers, work / "gunicorn.log")
+    try:
+        tallies, elapsed = asyncio.run(
+            drive(port, data, args.users, args.duration, args.max_requests, args.think)
+        )
+    finally:
+        stop(server)
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+    ok = report(tallies, elapsed, costs, args, data, db)
+    print("\nOK" if ok else "\nMISSED A TARGET")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""What one request of the busiest pages costs: queries bounded whatever the number of rows."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from tests.trajectories.builders import make_record
+from trajectories.models import Trajectory
+from trajectories.services import do_import_trajectory
+
+pytestmark = pytest.mark.django_db
+
+
+def import_many(project, count: int, start: int = 0) -> None:
+    for seed in range(start, start + count):
+        do_import_trajectory(project, make_record(steps=1, seed=500 + seed, recorded_by="bob"))
+
+
+def queries_of(client, url: str, **headers) -> int:
+    client.get(url, headers=headers)  # warm the session and caches
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url, headers=headers)
+    assert response.status_code == 200
+    return len(captured)
+
+
+def test_the_newest_first_order_of_lists_is_an_index(db):
+    # Every list page would otherwise sort all of a project's rows, whole, to show 25.
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, Trajectory._meta.db_table)
+    ordered = [c for c in constraints.values() if c["index"] and not c["unique"]]
+    assert ["project_id", "created_at", "id"] in [c["columns"] for c in ordered]
+
+
+def test_the_list_page_costs_seven_queries_with_1_or_30_rows(client, project, alice):
+    url = reverse("trajectory-list", args=[project.pk])
+    client.force_login(alice)
+    import_many(project, 1)
+    # session, user, project, recorders, count, page, recent jobs
+    assert queries_of(client, url) == 7
+    import_many(project, 29, start=1)
+    assert queries_of(client, url) == 7
+    assert queries_of(client, url + "?page=2&status=annotating") == 7
+
+
+def test_the_api_list_costs_four_queries_with_1_or_60_rows(client, project, alice):
+    url = reverse("api-project-trajectories", args=[project.pk])
+    token = Token.objects.create(user=alice)
+    auth = {"Authorization": f"Token {token.key}"}
+    import_many(project, 1)
+    # token with its user, project, count, page
+    assert queries_of(client, url, **auth) == 4
+    import_many(project, 59, start=1)
+    assert queries_of(client, url + "?page_size=60", **auth) == 4
+
+
+def test_the_api_list_resolves_the_trajectory_route_once(client, project, alice, monkeypatch):
+    from trajectories import serializers
+
+    import_many(project, 12)
+    token = Token.objects.create(user=alice)
+    reversed_names = []
+    real_reverse = serializers.reverse
+
+    def counting_reverse(name, *args, **kwargs):
+        reversed_names.append(name)
+        return real_reverse(name, *args, **kwargs)
+
+    monkeypatch.setattr(serializers, "reverse", counting_reverse)
+    response = client.get(
+        reverse("api-project-trajectories", args=[project.pk]),
+        headers={"Authorization": f"Token {token.key}"},
+    )
+    rows = response.json()["results"]
+    assert len(rows) == 12
+    assert reversed_names.count("api-trajectory") == 1
+    for row in rows:
+        assert row["url"] == f"http://testserver/api/v1/trajectories/{row['id']}/"

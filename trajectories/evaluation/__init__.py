@@ -1,0 +1,25 @@
+"""Scoring an agent's predictions against a benchmark export, with the papers' metrics.
+
+- AMS and TCR with AndroTMem's rules (its released scorer gives the same figures on the same
+  files; see :mod:`.metrics`);
+- M-Acc (STAMP): the predicted memory against the memory targets of each encode step;
+- task success: the predicted answer against the gold answer with its grading rule;
+all broken down by intent, by length bucket of 10 steps and by app.
+
+Predictions are read in AndroTMem's layout or as GUI-Owl raw output (:mod:`.predictions`);
+malformed lines are counted and reported, never fatal.
+"""
+
+from .benchmark import load_benchmark
+from .metrics import evaluate
+from .predictions import read_predictions
+
+
+def evaluate_files(benchmark, predictions, split: str | None = None, judge=None) -> dict:
+    """Score a predictions file against a benchmark (export folder, .zip or .jsonl)."""
+    tasks = load_benchmark(benchmark, split)
+    preds, malformed = read_predictions(predictions, tasks)
+    return evaluate(tasks, preds, malformed, judge)
+
+
+__all__ = ["evaluate", "evaluate_files", "load_benchmark", "read_predictions"]

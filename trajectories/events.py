@@ -1,0 +1,75 @@
+"""Every kind of audit event, by name.
+
+``record_event`` is called with one of these constants, never with a string written in place:
+a typo becomes an import error, and two pages cannot name the same change differently (a
+memory target added from the recording console and from the annotation workspace is one kind).
+"""
+
+from __future__ import annotations
+
+# projects and imports
+PROJECT_CREATED = "project.created"
+MEMBERSHIP_SET = "membership.set"
+MEMBERSHIP_REMOVED = "membership.removed"
+TRAJECTORY_IMPORTED = "trajectory.imported"
+TRAJECTORY_COPIED = "trajectory.copied"
+
+# jobs
+JOB_IMPORT_QUEUED = "job.import_queued"
+JOB_EXPORT_QUEUED = "job.export_queued"
+JOB_REQUEUED = "job.requeued"
+JOB_RETRIED = "job.retried"
+JOB_SUCCEEDED = "job.succeeded"
+JOB_FAILED = "job.failed"
+JOB_ENDED = {"succeeded": JOB_SUCCEEDED, "failed": JOB_FAILED}  # by the job's final status
+
+# devices
+DEVICE_TAKEN = "device.taken"
+DEVICE_RELEASED = "device.released"
+DEVICE_LEASE_EXPIRED = "device.lease_expired"
+DEVICE_UPDATED = "device.updated"
+
+# recording
+RECORDING_STARTED = "trajectory.recording_started"
+RECORDING_RESUMED = "trajectory.recording_resumed"
+RECORDING_FINISHED = "trajectory.recording_finished"
+TRAJECTORY_INTERRUPTED = "trajectory.interrupted"
+STEP_RECORDED = "step.recorded"
+STEP_UNDONE = "step.undone"
+
+# labels (every one goes through trajectories.edits: versioned and undoable)
+STEP_UPDATED = "step.updated"
+SUBGOAL_SPLIT = "subgoal.split"
+SUBGOAL_MERGED = "subgoal.merged"
+SUBGOAL_BOUNDARY_MOVED = "subgoal.boundary_moved"
+SUBGOAL_UPDATED = "subgoal.updated"
+SUBGOAL_DELETED = "subgoal.deleted"
+MEMORY_TARGET_ADDED = "memory_target.added"
+MEMORY_TARGET_UPDATED = "memory_target.updated"
+MEMORY_TARGET_DELETED = "memory_target.deleted"
+ANCHOR_ADDED = "anchor.added"
+ANCHOR_UPDATED = "anchor.updated"
+ANCHOR_DELETED = "anchor.deleted"
+ANCHOR_LINK_ADDED = "anchor_link.added"
+ANCHOR_LINK_DELETED = "anchor_link.deleted"
+NOTE_ADDED = "trajectory.note_added"
+LABELS_UNDONE = "labels.undone"
+LABELS_REDONE = "labels.redone"
+
+# review and assignment
+TRAJECTORY_SUBMITTED = "trajectory.submitted"
+REVIEW_COMMENTED = "review.commented"
+REVIEW_APPROVED = "review.approve"
+REVIEW_REJECTED = "review.reject"
+REVIEW_SENT_BACK = "review.send_back"
+REVIEW_DECIDED = {
+    "approve": REVIEW_APPROVED,
+    "reject": REVIEW_REJECTED,
+    "send_back": REVIEW_SENT_BACK,
+}
+ASSIGNMENT_ADDED = "assignment.added"
+ASSIGNMENT_REMOVED = "assignment.removed"
+
+ALL = frozenset(
+    value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
+)

@@ -1,0 +1,154 @@
+"""Reading trajectories: the one place their list filters are written.
+
+The project's list page, the REST API's list and the export job all select trajectories with
+:func:`trajectory_list`, so a filter means the same everywhere and a bad value gets the same
+error everywhere.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from .access import projects_of
+from .models import AuditEvent, Outcome, Project, Screen, Source, Status, Trajectory
+from .validation import InvalidData, check_choice
+
+# What a list can be filtered by: name -> what it means.
+TRAJECTORY_FILTERS = {
+    "status": "the trajectory's status",
+    "outcome": "the trajectory's outcome",
+    "source": "how it was made (recorded, imported, generated)",
+    "task": "a task uid",
+    "tasks": "task uids (a list, or names separated by commas)",
+    "recorder": "the recorder's username or recorded name",
+    "app": "an app package: named by the task or shown on a screen",
+    "apps": "app packages (a list, or names separated by commas): any of them",
+    "recorded_from": "recorded on or after this date (YYYY-MM-DD)",
+    "recorded_to": "recorded on or before this date (YYYY-MM-DD)",
+    "annotator": "a username that recorded or labelled it",
+    "trajectories": "trajectory ids (a list, or ids separated by commas)",
+    "task_id": "a task's id (picked in the list page's task search)",
+    "task_goal": "text in the task's goal (typed in the list page's task search)",
+}
+PAGE_ONLY = ("task_id", "task_goal")  # not offered by the API
+CHOICES = {"status": Status.values, "outcome": Outcome.values, "source": Source.values}
+LISTS = ("tasks", "apps", "trajectories")
+DATES = ("recorded_from", "recorded_to")
+
+
+def _as_list(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.replace("\n", ",").split(",")]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidData(f"filters.{name}: must be a list of strings")
+    return [v for v in value if v]
+
+
+def _check_list(name: str, value: Any) -> list[str]:
+    values = _as_list(value, name)
+    if name == "trajectories":
+        for item in values:
+            try:
+                uuid.UUID(item)
+            except ValueError:
+                raise InvalidData(
+                    f"filters.trajectories: {item!r} is not a trajectory id"
+                ) from None
+    return values
+
+
+def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The filters that are set, each checked; an unknown name or value is an error."""
+    given = {k: v for k, v in (filters or {}).items() if v not in (None, "", [])}
+    unknown = sorted(set(given) - set(TRAJECTORY_FILTERS))
+    if unknown:
+        known = ", ".join(name for name in TRAJECTORY_FILTERS if name not in PAGE_ONLY)
+        raise InvalidData(f"filters: unknown filter {unknown[0]!r} (known: {known})")
+    for name, choices in CHOICES.items():
+        if name in given:
+            check_choice(given[name], choices, name)
+    for name in ("task", "recorder", "app", "annotator", "task_goal"):
+        if name in given and not isinstance(given[name], str):
+            raise InvalidData(f"{name}: must be a string, got {given[name]!r}")
+    for name in LISTS:
+        if name in given:
+            given[name] = _check_list(name, given[name])
+            if not given[name]:
+                del given[name]
+    for name in DATES:
+        if name in given:
+            try:
+                given[name] = date.fromisoformat(str(given[name])).isoformat()
+            except ValueError:
+                raise InvalidData(
+                    f"filters.{name}: {given[name]!r} is not a date (YYYY-MM-DD)"
+                ) from None
+    if given.get("recorded_from", "") > given.get("recorded_to", "9999"):
+        raise InvalidData("filters: recorded_from is after recorded_to")
+    return given
+
+
+def app_filter(package: str) -> Q:
+    """Trajectories whose task names the app, or with a screen in it."""
+    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
+    if connection.features.supports_json_field_contains:
+        in_task = Q(task__apps__contains=[package])
+    else:
+        # SQLite has no JSON containment: match the quoted name in the list's JSON text.
+        in_task = Q(task__apps__icontains=f'"{package}"')
+    return in_task | on_screen
+
+
+def trajectory_list(
+    user, project: Project, filters: Mapping[str, Any] | None = None
+) -> QuerySet[Trajectory]:
+    """The project's trajectories (not double-annotation copies) that ``user`` may see,
+    filtered, newest first. ``user`` None is the system (an export job already checked)."""
+    filters = check_trajectory_filters(filters)
+    trajectories = Trajectory.objects.filter(project=project).originals()
+    if user is not None:
+        trajectories = trajectories.filter(project__in=projects_of(user))
+    for name in CHOICES:
+        if name in filters:
+            trajectories = trajectories.filter(**{name: filters[name]})
+    if "task" in filters:
+        trajectories = trajectories.filter(task__uid=filters["task"])
+    if "task_id" in filters:
+        trajectories = trajectories.filter(task_id=filters["task_id"])
+    if "task_goal" in filters:
+        trajectories = trajectories.filter(task__goal__icontains=filters["task_goal"])
+    if "recorder" in filters:
+        recorder = filters["recorder"]
+        trajectories = trajectories.filter(
+            Q(recorded_by__username=recorder) | Q(recorder_name=recorder)
+        )
+    if "app" in filters:
+        trajectories = trajectories.filter(app_filter(filters["app"].strip()))
+    if "tasks" in filters:
+        trajectories = trajectories.filter(task__uid__in=filters["tasks"])
+    if "apps" in filters:
+        any_app = Q()
+        for package in filters["apps"]:
+            any_app |= app_filter(package)
+        trajectories = trajectories.filter(any_app)
+    if "recorded_from" in filters:
+        trajectories = trajectories.filter(recorded_at__date__gte=filters["recorded_from"])
+    if "recorded_to" in filters:
+        trajectories = trajectories.filter(recorded_at__date__lte=filters["recorded_to"])
+    if "annotator" in filters:
+        name = filters["annotator"]
+        labelled = AuditEvent.objects.filter(actor__username=name, trajectory__isnull=False)
+        trajectories = trajectories.filter(
+            Q(recorded_by__username=name)
+            | Q(recorder_name=name)
+            | Q(pk__in=labelled.values("trajectory_id"))
+        )
+    if "trajectories" in filters:
+        trajectories = trajectories.filter(uid__in=filters["trajectories"])
+    return trajectories.order_by("-created_at", "-id")
