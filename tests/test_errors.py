@@ -246,8 +246,8 @@ def test_a_misspelt_query_parameter_is_refused(project, alice):
     response = client_of(alice).get(f"/api/v1/projects/{project.pk}/trajectories/?stauts=approved")
     assert response.status_code == 400
     assert response.json() == {
-        "detail": "unknown query parameter 'stauts' (known: outcome, page, page_size, recorder, "
-        "source, status, task)"
+        "detail": "unknown query parameter 'stauts' (known: app, outcome, page, page_size, "
+        "recorder, source, status, task)"
     }
 
 

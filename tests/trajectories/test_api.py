@@ -254,7 +254,7 @@ def test_it_filters_trajectories(project, three, alice, bob):
 
 def test_it_rejects_an_unknown_filter_value(project, three, alice):
     response = as_user(alice).get(f"{API}/projects/{project.pk}/trajectories/?status=done")
-    assert response.status_code == 422
+    assert response.status_code == 400
     assert response.json() == {
         "detail": "status: must be one of recording, interrupted, annotating, in_review, "
         "approved, rejected, got 'done'"
@@ -525,13 +525,13 @@ def test_members_queue_an_export(project, alice, bob):
         ),
         (
             {"filters": {"colour": "red"}},
-            422,
+            400,
             "filters: unknown filter 'colour' (known: status, outcome, source, task, tasks, "
             "recorder, app, apps, recorded_from, recorded_to, annotator, trajectories)",
         ),
         (
             {"filters": {"outcome": "great"}},
-            422,
+            400,
             "outcome: must be one of success, failure, uncertain, got 'great'",
         ),
         (
