@@ -318,3 +318,13 @@ def test_an_empty_filter_filters_nothing_as_documented(trajectory, project, alic
     listing = schema["paths"]["/api/v1/projects/{project_id}/trajectories/"]["get"]
     status = next(p for p in listing["parameters"] if p["name"] == "status")
     assert "" in status["schema"]["enum"]
+
+
+def test_a_null_export_filter_is_no_filter_as_the_schema_allows(project, alice):
+    response = client_of(alice).post(
+        f"/api/v1/projects/{project.pk}/exports/",
+        {"format": "waypoint", "filters": {"status": None}},
+        content_type="application/json",
+    )
+    assert response.status_code == 202
+    assert response.json()["params"]["filters"] == {}

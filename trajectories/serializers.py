@@ -417,10 +417,38 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
+def _filters_schema() -> dict[str, Any]:
+    """The export filters as the selector checks them: known names only, each of its type;
+    an empty or null value filters nothing."""
+    from .selectors import CHOICES, DATES, LISTS, PAGE_ONLY, TRAJECTORY_FILTERS
+
+    text = {"type": "string", "nullable": True, "pattern": "^[^\\x00]*$"}
+    properties: dict[str, Any] = {}
+    for name, description in TRAJECTORY_FILTERS.items():
+        if name in PAGE_ONLY:
+            continue
+        if name in CHOICES:
+            schema = {"type": "string", "nullable": True, "enum": [*CHOICES[name], "", None]}
+        elif name in LISTS:
+            # A list, or names separated by commas.
+            schema = {"nullable": True, "anyOf": [{"type": "array", "items": text}, text]}
+        elif name in DATES:
+            schema = {"type": "string", "nullable": True, "format": "date"}
+        else:
+            schema = dict(text)
+        properties[name] = {**schema, "description": description}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+@extend_schema_field(_filters_schema())
+class FiltersField(serializers.DictField):
+    """Which trajectories an export takes (checked by ``selectors.check_trajectory_filters``)."""
+
+
 class ExportRequestSerializer(serializers.Serializer):
     format = format_field("export", sorted(EXPORTERS), "waypoint", "An export format.")
-    filters = serializers.DictField(
-        child=serializers.JSONField(),
+    filters = FiltersField(
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text="Which trajectories: any of status, outcome, source, task (a task uid), "
@@ -428,13 +456,13 @@ class ExportRequestSerializer(serializers.Serializer):
         "annotator (a user name).",
     )
     options = serializers.DictField(
-        child=serializers.JSONField(),
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text="Per format; stamp-sft: k, max_side, memory_ratio, thought, trainable_only.",
     )
     split = serializers.DictField(
-        child=serializers.JSONField(),
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '
