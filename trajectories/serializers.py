@@ -417,6 +417,10 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
+UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+UUID_LIST = f"^({UUID}(,{UUID})*)?$"
+
+
 def _filters_schema() -> dict[str, Any]:
     """The export filters as the selector checks them: known names only, each of its type;
     an empty or null value filters nothing."""
@@ -430,8 +434,10 @@ def _filters_schema() -> dict[str, Any]:
         if name in CHOICES:
             schema = {"type": "string", "nullable": True, "enum": [*CHOICES[name], "", None]}
         elif name in LISTS:
-            # A list, or names separated by commas.
-            schema = {"nullable": True, "anyOf": [{"type": "array", "items": text}, text]}
+            # A list, or names separated by commas; trajectories are named by their uuid.
+            item = {"type": "string", "format": "uuid"} if name == "trajectories" else text
+            listed = {**text, "pattern": UUID_LIST} if name == "trajectories" else text
+            schema = {"nullable": True, "anyOf": [{"type": "array", "items": item}, listed]}
         elif name in DATES:
             schema = {"type": "string", "nullable": True, "format": "date"}
         else:
