@@ -419,6 +419,7 @@ class ImportRequestSerializer(serializers.Serializer):
 
 UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 UUID_LIST = f"^({UUID}(,{UUID})*)?$"
+NAME = {"type": "string", "pattern": "^[^\\x00]*$"}
 
 
 def _filters_schema() -> dict[str, Any]:
@@ -426,7 +427,7 @@ def _filters_schema() -> dict[str, Any]:
     an empty or null value filters nothing."""
     from .selectors import CHOICES, DATES, LISTS, PAGE_ONLY, TRAJECTORY_FILTERS
 
-    text = {"type": "string", "nullable": True, "pattern": "^[^\\x00]*$"}
+    text = {**NAME, "nullable": True}
     properties: dict[str, Any] = {}
     for name, description in TRAJECTORY_FILTERS.items():
         if name in PAGE_ONLY:
@@ -435,7 +436,7 @@ def _filters_schema() -> dict[str, Any]:
             schema = {"type": "string", "nullable": True, "enum": [*CHOICES[name], "", None]}
         elif name in LISTS:
             # A list, or names separated by commas; trajectories are named by their uuid.
-            item = {"type": "string", "format": "uuid"} if name == "trajectories" else text
+            item = {"type": "string", "format": "uuid"} if name == "trajectories" else NAME
             listed = {**text, "pattern": UUID_LIST} if name == "trajectories" else text
             schema = {"nullable": True, "anyOf": [{"type": "array", "items": item}, listed]}
         elif name in DATES:
