@@ -238,12 +238,19 @@ class StartRecordingView(DeviceAPIView):
         data = check_serializer(StartRecordingSerializer(data=request.data))
         lease = check_driver(serial, request.user)
         if "resume" in data:
+            if "reset_seed" in data:
+                raise BadRequest(
+                    "reset_seed: a resumed trajectory goes on from the device's current "
+                    "screen; its apps cannot be reset."
+                )
             trajectory = access_trajectory(request.user, data["resume"])
             access_project(request.user, trajectory.project_id, roles=RECORDING_ROLES)
             trajectory = do_resume_recording(lease, trajectory, request.user)
         else:
             task = task_to_record(request.user, data)
-            trajectory = do_start_recording(lease, task, request.user)
+            trajectory = do_start_recording(
+                lease, task, request.user, reset_seed=data.get("reset_seed")
+            )
         trajectory = Trajectory.objects.select_related("task", "recorded_by").get(pk=trajectory.pk)
         return Response(
             TrajectorySerializer(trajectory, context={"request": request}).data, status=201

@@ -92,6 +92,14 @@ class StartRecordingSerializer(serializers.Serializer):
     resume = serializers.IntegerField(
         required=False, help_text="An interrupted trajectory to go on recording instead."
     )
+    reset_seed = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**31 - 1,
+        help_text="Virtual device only: first reset every app to the data of this seed "
+        "(carts and notes of earlier recordings go). The device's seed is recorded in the "
+        "trajectory's metadata.virtual_device either way.",
+    )
 
 
 class FinishRecordingSerializer(serializers.Serializer):

@@ -67,6 +67,7 @@ from .services import (
     record_step,
 )
 from .services.adb import DEVICE_ERRORS, installed_packages
+from .services.environment import read_environment
 from .services.inventory import do_update_device
 from .services.leases import final_stretch_notice, latest_end
 from .virtual.status import read_status
@@ -251,6 +252,8 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
         facts = conn.facts
         if context["driving"]:
             packages = installed_packages(conn.device)
+            if virtual and not context["trajectory"]:
+                context["virtual_env"] = read_environment(conn.device, serial)
     except (DeviceUnavailable, *DEVICE_ERRORS) as exc:
         facts = None
         context["device_error"] = str(exc)
@@ -324,7 +327,13 @@ def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
                 data["task"] = request.POST["task"]
             else:
                 data.update(project=request.POST.get("project"), goal=request.POST.get("goal", ""))
-            do_start_recording(lease, task_to_record(request.user, data), request.user)
+            reset_seed = None
+            if request.POST.get("reset"):
+                reset_seed = request.POST.get("seed", "")
+                if not reset_seed.strip():
+                    raise InvalidData("Reset apps to seed: give the seed (a whole number).")
+            task = task_to_record(request.user, data)
+            do_start_recording(lease, task, request.user, reset_seed=reset_seed)
     except (*RECORDING_ERRORS, *DEVICE_ERRORS) as exc:
         messages.error(request, str(exc))
     return redirect("device-console", serial=serial)

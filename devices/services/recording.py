@@ -39,12 +39,18 @@ from trajectories.models import (
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task, record_event
 from trajectories.uixml import UITree, UIXmlError, parse_ui_xml
-from trajectories.validation import check_action, check_bounds, check_point_on_screen
+from trajectories.validation import (
+    InvalidData,
+    check_action,
+    check_bounds,
+    check_point_on_screen,
+)
 
 from ..models import Lease
 from .actions import execute_action
 from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, find_device
 from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
+from .environment import check_seed, read_environment, reset_apps
 
 NO_DEVICE_ACTIONS = (ActionType.ANSWER, ActionType.TERMINATE)
 
@@ -165,14 +171,39 @@ def _settled_capture(conn: Connected, timeout: float | None = None) -> tuple[Cap
 # ------------------------------------------------------------------------------- start / stop
 
 
-def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None = None):
-    """A new trajectory of ``task`` on the leased device, with its first screen captured."""
+def do_start_recording(
+    lease: Lease,
+    task: Task,
+    actor,
+    conn: Connected | None = None,
+    reset_seed: int | str | None = None,
+):
+    """A new trajectory of ``task`` on the leased device, with its first screen captured.
+
+    ``reset_seed``: on the virtual device, first reset every app to the data of that seed (the
+    cart, notes and open screens of earlier recordings are gone). The seed the device is at,
+    reset or not, goes into ``metadata["virtual_device"]``, so the memory variables of the
+    recording can be regenerated. A virtual task is recorded in its version for that seed
+    (its gold answer is the seed's).
+    """
+    seed = check_seed(reset_seed)
     if lease.trajectory_id and lease.trajectory.status == Status.RECORDING:
         raise RecordingError(
             f"Device {lease.serial} is already recording trajectory {lease.trajectory_id}."
         )
     conn = conn or connect(lease.serial, lease.adb_server)
+    if seed is not None and not conn.facts.virtual:
+        raise InvalidData(
+            f"reset_seed: device {lease.serial} is not the virtual device; only the virtual "
+            "device's apps can be reset to a seed."
+        )
+    env = None
+    if seed is not None:
+        env = reset_apps(conn.device, lease.serial, seed)
+    elif conn.facts.virtual:
+        env = read_environment(conn.device, lease.serial)
     try:
+        task = virtual_task_at_seed(task, conn)
         shot, settle = _settled_capture(conn)
     except DEVICE_ERRORS as exc:
         raise DeviceUnavailable(f"Device {lease.serial} did not answer: {exc}") from exc
@@ -181,6 +212,10 @@ def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None =
         "recording": {"serial": lease.serial, "adb_server": conn.adb_server},
         "apps": list(task.apps),
     }
+    if env is not None:
+        # reset False: the apps went on from the last recording's state (same data, but a cart
+        # or a note may already be there).
+        metadata["virtual_device"] = {**env, "reset": seed is not None}
     if facts.virtual and task.uid.startswith(VIRTUAL_TASK_PREFIX):
         metadata["virtual_task"] = task.uid.split(":")[1]
     with transaction.atomic():
@@ -209,7 +244,11 @@ def do_start_recording(lease: Lease, task: Task, actor, conn: Connected | None =
             actor=actor,
             trajectory=trajectory,
             obj=trajectory,
-            after={"serial": lease.serial, "task": task.uid},
+            after={
+                "serial": lease.serial,
+                "task": task.uid,
+                **({"seed": env["seed"], "reset": seed is not None} if env else {}),
+            },
         )
     return trajectory
 
@@ -284,19 +323,18 @@ def do_resume_recording(lease: Lease, trajectory: Trajectory, actor, conn: Conne
             f"This trajectory was recorded at {trajectory.screen_width}x"
             f"{trajectory.screen_height}; device {lease.serial} shows {shot.width}x{shot.height}."
         )
+    env = read_environment(conn.device, lease.serial) if conn.facts.virtual else None
     with transaction.atomic():
         locked = lock_row(trajectory)
         if locked.status != Status.INTERRUPTED:
             raise RecordingError("Someone else resumed this trajectory first.")
 
         def change(metadata: dict[str, Any]) -> None:
-            metadata.setdefault("resumes", []).append(
-                {
-                    "at": timezone.now().isoformat(),
-                    "step": locked.step_count,
-                    "serial": lease.serial,
-                }
-            )
+            resume = {"at": timezone.now().isoformat(), "step": locked.step_count}
+            resume["serial"] = lease.serial
+            if env is not None:  # a different seed here means other memory variables
+                resume["seed"] = env["seed"]
+            metadata.setdefault("resumes", []).append(resume)
             metadata["recording"] = {"serial": lease.serial, "adb_server": conn.adb_server}
 
         screen = store_screen(trajectory, shot, settle)
@@ -615,23 +653,43 @@ def do_mark_memory_target(
 VIRTUAL_TASK_PREFIX = "virtual:"
 
 
-def do_import_virtual_tasks(project: Project, conn: Connected) -> list[Task]:
-    """The virtual device's tasks (instruction, gold answer) as tasks of the project."""
+def _declared_tasks(conn: Connected) -> list[dict[str, Any]]:
     import json
 
+    return json.loads(conn.device.shell(["waypoint", "tasks"], timeout=10) or "[]")
+
+
+def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
+    """A task of the virtual device at its current seed: the uid ends in a hash of the gold
+    answer, which the seed decides, so each seed's version of a task is a task of its own."""
+    gold_hash = hashlib.sha256(item["gold"].encode()).hexdigest()[:8]
+    return TaskRecord(
+        uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{gold_hash}",
+        goal=item["instruction"],
+        apps=item.get("apps", []),
+        gold_answer=item["gold"],
+        grading_rule="exact",
+        memory_items=[{"key": ref, "where": "virtual device"} for ref in item["variables"]],
+    )
+
+
+def do_import_virtual_tasks(project: Project, conn: Connected) -> list[Task]:
+    """The virtual device's tasks (instruction, gold answer) as tasks of the project."""
     if not conn.facts.virtual:
         return []
-    declared = json.loads(conn.device.shell(["waypoint", "tasks"], timeout=10) or "[]")
-    tasks = []
-    for item in declared:
-        gold_hash = hashlib.sha256(item["gold"].encode()).hexdigest()[:8]
-        record = TaskRecord(
-            uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{gold_hash}",
-            goal=item["instruction"],
-            apps=item.get("apps", []),
-            gold_answer=item["gold"],
-            grading_rule="exact",
-            memory_items=[{"key": ref, "where": "virtual device"} for ref in item["variables"]],
-        )
-        tasks.append(get_or_create_task(project, record))
-    return tasks
+    return [get_or_create_task(project, _virtual_task_record(i)) for i in _declared_tasks(conn)]
+
+
+def virtual_task_at_seed(task: Task, conn: Connected) -> Task:
+    """``task`` as the virtual device poses it now: after a reset to another seed, the same
+    instruction has another gold answer (and so is another task of the project)."""
+    if not (conn.facts.virtual and task.uid.startswith(VIRTUAL_TASK_PREFIX)):
+        return task
+    task_id = task.uid.split(":")[1]
+    item = next((i for i in _declared_tasks(conn) if i["id"] == task_id), None)
+    if item is None:
+        return task  # not on this device: recorded as asked, graded by its stored gold answer
+    record = _virtual_task_record(item)
+    if record.uid == task.uid:
+        return task
+    return get_or_create_task(task.project, record)

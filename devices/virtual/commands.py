@@ -543,7 +543,28 @@ WAYPOINT_USAGE = """usage: waypoint <command>
   screen-version    a number that changes whenever the screen does (-1 while animating)
   task start <id>   open the answer page for a task
   grade <id> <answer>  print success or failure for an answer
+  env               JSON of the seed and the apps that reproduce the apps' data
+  reset [--seed N]  close every app, dropping its state, and regenerate the apps' data from
+                    seed N (default: the current seed); prints what env prints
 """
+MAX_SEED = 2**31 - 1
+
+
+def parse_reset(args: list[str], current: int) -> int:
+    """The seed of ``waypoint reset [--seed N]``; ValueError with the message to print."""
+    if not args:
+        return current
+    if args[0] == "--seed" and len(args) == 2:
+        value = args[1]
+    elif args[0].startswith("--seed=") and len(args) == 1:
+        value = args[0].removeprefix("--seed=")
+    else:
+        raise ValueError(f"waypoint reset: unexpected arguments: {' '.join(args)}")
+    if not value.isdigit() or int(value) > MAX_SEED:
+        raise ValueError(
+            f"waypoint reset: --seed must be a whole number from 0 to {MAX_SEED}, got {value!r}"
+        )
+    return int(value)
 
 
 @command("waypoint")
@@ -560,6 +581,15 @@ async def waypoint(sh: Shell, argv, stdin):
         return ok(
             json.dumps([v.to_dict() for v in phone.catalog.variables], ensure_ascii=False) + "\n"
         )
+    if sub == "env":
+        return ok(json.dumps(phone.environment(), ensure_ascii=False) + "\n")
+    if sub == "reset":
+        try:
+            seed = parse_reset(argv[2:], phone.catalog.seed)
+        except ValueError as exc:
+            return err(f"{exc}\n", 2)
+        await phone.reset(seed)
+        return ok(json.dumps(phone.environment(), ensure_ascii=False) + "\n")
     if sub == "task" and argv[2:3] == ["start"] and len(argv) > 3:
         if phone.catalog.task(argv[3]) is None:
             return err(f"waypoint: no task {argv[3]}\n")

@@ -83,6 +83,7 @@ class Phone:
         self.screen = Screen(catalog, self.width, self.height, self.density, config.chromium_path)
         self._foreground = LAUNCHER
         self.keyboard_shown = False
+        self.resets = 0  # `waypoint reset` calls since the device started
         self.properties = {
             "ro.product.model": config.model,
             "ro.product.name": config.name,
@@ -181,14 +182,32 @@ class Phone:
         await self.screen.force_stop(package)
         await self._after_input()
 
+    async def reset(self, seed: int) -> None:
+        """Every app back to its first launch with the memory variables of ``seed``."""
+        catalog = load_apps(seed, self.config.apps)
+        await self.screen.reload(catalog)
+        self.catalog = catalog
+        self.resets += 1
+        await self._after_input()
+
+    def environment(self) -> dict:
+        """What reproduces the apps' data: the seed and the apps (``waypoint env``)."""
+        return {
+            "seed": self.catalog.seed,
+            "apps": [
+                {"slug": a.slug, "package": a.package, "label": a.label, "version": a.version}
+                for a in self.catalog.apps
+            ],
+            "resets": self.resets,
+        }
+
 
 class VirtualDevice:
     """One virtual phone listening on ``config.host:config.port``."""
 
     def __init__(self, config: DeviceConfig | None = None, **overrides):
         self.config = config or DeviceConfig(**overrides)
-        self.catalog = load_apps(self.config.seed, self.config.apps)
-        self.phone = Phone(self.config, self.catalog)
+        self.phone = Phone(self.config, load_apps(self.config.seed, self.config.apps))
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -200,6 +219,11 @@ class VirtualDevice:
     @property
     def serial(self) -> str:
         return self.config.serial
+
+    @property
+    def catalog(self) -> Catalog:
+        """The apps and the memory variables of the device's current seed."""
+        return self.phone.catalog
 
     def start(self, timeout: float = 60) -> VirtualDevice:
         self._thread = threading.Thread(

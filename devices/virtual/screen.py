@@ -54,6 +54,7 @@ class Screen:
         self.idle_timeout = 2.0
         self.lock = asyncio.Lock()
         self._capture = Capture(token=0)
+        self._reloading = False  # reload(): the page is being replaced
         self._pw = self._browser = self._page = self._cdp = None
         self._walker = (HERE / "hierarchy.js").read_text()
         # Headless Chromium captures at 1x unless the clip asks for the device scale.
@@ -91,6 +92,21 @@ class Screen:
         self._page = await context.new_page()
         self._cdp = await context.new_cdp_session(self._page)
         await self._page.goto(f"{ORIGIN}/system.html")
+
+    async def reload(self, catalog: Catalog) -> None:
+        """Serve ``catalog``'s apps from now on, on a freshly booted screen: every app closed
+        (its state gone: carts, notes, open chats), the launcher in front. The screen version
+        goes on from where it was, so no client mistakes the new screen for an old capture."""
+        async with self.lock:
+            version = await self._eval("wpSystem.version")
+            self.catalog = catalog
+            self.invalidate()
+            self._reloading = True
+            try:
+                await self._page.goto(f"{ORIGIN}/system.html")
+                await self._eval("(v) => { wpSystem.version = v; }", version + 1)
+            finally:
+                self._reloading = False
 
     async def close(self) -> None:
         for closer in (self._browser, self._pw):
@@ -142,15 +158,27 @@ class Screen:
     async def _eval(self, expression: str, arg=None):
         return await self._page.evaluate(expression, arg)
 
+    async def _read(self, expression: str, while_reloading):
+        """A read that takes no lock (pollers ask all the time); while the page reloads (a
+        reset) it answers as a phone would while its screen is changing."""
+        if self._reloading:
+            return while_reloading
+        try:
+            return await self._eval(expression)
+        except Exception:  # Playwright's "execution context was destroyed", during a reload
+            if self._reloading:  # the reload started while the read was on its way
+                return while_reloading
+            raise
+
     async def token(self) -> int:
-        return await self._eval("wpSystem.token()")
+        return await self._read("wpSystem.token()", -1)
 
     async def foreground(self) -> tuple[str, str]:
-        fg = await self._eval("wpSystem.foreground()")
-        return fg["package"], fg["activity"]
+        fg = await self._read("wpSystem.foreground()", None)
+        return (fg["package"], fg["activity"]) if fg else LAUNCHER
 
     async def keyboard_shown(self) -> bool:
-        return await self._eval("wpSystem.keyboardShown")
+        return await self._read("wpSystem.keyboardShown", False)
 
     def invalidate(self) -> None:
         self._capture = Capture(token=0)

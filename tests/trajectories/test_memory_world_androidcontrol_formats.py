@@ -157,3 +157,32 @@ def test_both_load_with_datasets_and_repeat_byte_for_byte(project, tmp_path):
             cache_dir=str(tmp_path / f"hf-{fmt}"),
         )[split]
         assert len(loaded) == (2 if fmt == "memory-world" else 5)
+
+
+def test_memory_world_takes_the_seed_recorded_on_the_virtual_device(project, tmp_path):
+    apps = [{"slug": "freshcart", "package": "com.waypoint.freshcart", "version": "1.0"}]
+    reset = make_record(
+        steps=1, seed=4, metadata={"virtual_device": {"seed": 5, "apps": apps, "reset": True}}
+    )
+    kept = make_record(
+        steps=1, seed=5, metadata={"virtual_device": {"seed": 7, "apps": apps, "reset": False}}
+    )
+    for record in (reset, kept):
+        do_import_trajectory(project, record)
+    out = export(project, tmp_path, "memory-world")
+    environments = {t["task_id"]: t["environment"] for t in lines(out / "test.jsonl")}
+    assert environments[reset.uid] == {
+        "kind": "virtual",
+        "virtual_task": None,
+        "apps": ["com.example.shop"],
+        "seed": 5,
+        "reset": True,
+        "device_apps": apps,
+    }
+    assert (environments[kept.uid]["seed"], environments[kept.uid]["reset"]) == (7, False)
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert (counts["virtual"], counts["virtual_without_seed"], counts["virtual_without_reset"]) == (
+        2,
+        0,
+        1,
+    )

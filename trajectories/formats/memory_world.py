@@ -27,13 +27,21 @@ INTENT_NAMES = dict(Intent.choices)
 
 
 def environment(record: dict[str, Any]) -> dict[str, Any]:
+    """What reproduces the task's environment. On the virtual device: its task, apps and seed
+    (``metadata["virtual_device"]`` from the recording, or an imported ``virtual_seed``/``seed``),
+    and whether the apps were reset to that seed before the recording began."""
     metadata, task = record["metadata"], record["task"]
+    device = metadata.get("virtual_device") or {}
     virtual_task = metadata.get("virtual_task")
     if virtual_task is None and task["id"].startswith(VIRTUAL_PREFIX):
         virtual_task = task["id"].split(":")[1]
-    if virtual_task is not None:
-        seed = metadata.get("virtual_seed", metadata.get("seed"))
-        return {"kind": "virtual", "virtual_task": virtual_task, "apps": task["apps"], "seed": seed}
+    if virtual_task is not None or device:
+        seed = device.get("seed", metadata.get("virtual_seed", metadata.get("seed")))
+        env = {"kind": "virtual", "virtual_task": virtual_task, "apps": task["apps"], "seed": seed}
+        if device:
+            env["reset"] = bool(device.get("reset"))
+            env["device_apps"] = device.get("apps", [])
+        return env
     device = record["device"]
     return {
         "kind": "device",
@@ -103,6 +111,7 @@ def export_memory_world(
         "without_gold_answer": 0,
         "virtual": 0,
         "virtual_without_seed": 0,
+        "virtual_without_reset": 0,
     }
     with DatasetWriter(
         dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
@@ -121,6 +130,7 @@ def export_memory_world(
             if task["environment"]["kind"] == "virtual":
                 counts["virtual"] += 1
                 counts["virtual_without_seed"] += task["environment"]["seed"] is None
+                counts["virtual_without_reset"] += task["environment"].get("reset") is False
             if progress and counts["trajectories"] % 20 == 0:
                 progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
@@ -145,6 +155,9 @@ and the environment that reproduces it.
 - Tasks without a gold answer: {counts["without_gold_answer"]}.
 - Virtual-device tasks with no recorded seed (their environment cannot be rebuilt exactly):
   {counts["virtual_without_seed"]}.
+- Virtual-device tasks recorded without resetting the apps to their seed first (the memory
+  variables are the seed's, but a cart or a note of an earlier recording may have been there):
+  {counts["virtual_without_reset"]}.
 - Selection: {describe_filter(filters)}.
 - Split: by {division.by}, seed {division.seed}, ratios {dict(division.ratios)}.
 

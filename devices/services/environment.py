@@ -1,0 +1,74 @@
+"""The virtual device's environment: the seed its apps' data comes from, and resetting it.
+
+A recording's memory variables (prices, order numbers, meeting times) are generated from the
+device's seed, so a trajectory that records the seed (and starts from freshly reset apps) can be
+rebuilt exactly: ``waypoint reset --seed N`` over adb does it for any tool, not only Waypoint.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from trajectories.validation import InvalidData
+
+from .adb import DEVICE_ERRORS, DeviceUnavailable
+
+MAX_SEED = 2**31 - 1  # what the device's `waypoint reset` accepts
+
+
+def check_seed(value: Any, field: str = "reset_seed") -> int | None:
+    """The seed asked for (None: no reset), from a form string or a JSON number."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seed = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        seed = int(value.strip())
+    else:
+        seed = -1
+    if not 0 <= seed <= MAX_SEED:
+        raise InvalidData(
+            f"{field}: the seed must be a whole number from 0 to {MAX_SEED}, got {value!r}"
+        )
+    return seed
+
+
+def _environment(output: str, serial: str) -> dict[str, Any]:
+    try:
+        env = json.loads(output)
+        seed = env["seed"]
+        apps = [
+            {"slug": a["slug"], "package": a["package"], "version": a.get("version", "")}
+            for a in env["apps"]
+        ]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DeviceUnavailable(
+            f"Device {serial} gave no environment (seed and apps): {output.strip()[:200]!r}"
+        ) from exc
+    return {"seed": seed, "apps": apps}
+
+
+def read_environment(device, serial: str) -> dict[str, Any] | None:
+    """``{"seed", "apps"}`` of the virtual device; None when the device does not tell."""
+    try:
+        output = device.shell(["waypoint", "env"], timeout=10)
+    except DEVICE_ERRORS:
+        return None
+    try:
+        return _environment(output, serial)
+    except DeviceUnavailable:
+        return None  # an older virtual device, or a phone: the seed is unknown
+
+
+def reset_apps(device, serial: str, seed: int) -> dict[str, Any]:
+    """Close every app of the virtual device (their state is gone) and regenerate their data
+    from ``seed``; the environment the device is at afterwards."""
+    try:
+        output = device.shell(["waypoint", "reset", "--seed", str(seed)], timeout=60)
+    except DEVICE_ERRORS as exc:
+        raise DeviceUnavailable(f"Device {serial} did not answer the reset: {exc}") from exc
+    env = _environment(output, serial)
+    if env["seed"] != seed:
+        raise DeviceUnavailable(f"Device {serial} reset to seed {env['seed']}, not {seed}.")
+    return env
