@@ -239,7 +239,7 @@ class StartRecordingView(DeviceAPIView):
         lease = check_driver(serial, request.user)
         if "resume" in data:
             if "reset_seed" in data:
-                raise BadRequest(
+                raise InvalidRequest(
                     "reset_seed: a resumed trajectory goes on from the device's current "
                     "screen; its apps cannot be reset."
                 )
