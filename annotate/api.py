@@ -22,7 +22,7 @@ from trajectories.api import WaypointAPIView, check_serializer, job_response
 from trajectories.labels import all_labels
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer, JobSerializer
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, InvalidRequest
 
 from . import services as s
 from .agreement import Counts, project_agreement
@@ -94,12 +94,7 @@ def labels_data(trajectory: Trajectory) -> dict[str, Any]:
 
 
 class LabelsAPIView(WaypointAPIView):
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, edits.StaleVersion):
-            return Response(
-                {"detail": str(exc), "version": exc.version}, status=status.HTTP_409_CONFLICT
-            )
-        return super().handle_exception(exc)
+    """A stale version answers 409 with the stored version (config/errors.py)."""
 
     def edit(self, request: Request, trajectory_id: int, serializer_class, run) -> Response:
         """Check access and the request, run the edit, answer with the labels."""
@@ -114,7 +109,7 @@ class LabelsAPIView(WaypointAPIView):
         try:
             version = int(request.query_params.get("version", ""))
         except ValueError:
-            raise InvalidData("version: send ?version=<the version you edited>") from None
+            raise InvalidRequest("version: send ?version=<the version you edited>") from None
         run(trajectory, version)
         return Response(labels_data(trajectory))
 
@@ -547,7 +542,11 @@ class AgreementView(LabelsAPIView):
     @extend_schema(
         summary="Inter-annotator agreement of a project",
         parameters=[
-            OpenApiParameter("k", int, description="Boundary tolerance in steps (default 1).")
+            OpenApiParameter(
+                "k",
+                {"type": "integer", "minimum": 0, "maximum": 20},
+                description="Boundary tolerance in steps (default 1).",
+            )
         ],
         responses={200: AgreementSerializer, **errors(400, 401, 404)},
     )
@@ -558,9 +557,9 @@ class AgreementView(LabelsAPIView):
         try:
             k = int(request.query_params.get("k", 1))
         except ValueError:
-            raise InvalidData("k: must be an integer") from None
+            raise InvalidRequest("k: must be an integer") from None
         if not 0 <= k <= 20:
-            raise InvalidData("k: must be between 0 and 20")
+            raise InvalidRequest("k: must be between 0 and 20")
         result = project_agreement(project, k)
         return Response(
             {
@@ -656,7 +655,7 @@ class ProposalDecisionView(LabelsAPIView):
         data = check_serializer(ProposalDecisionSerializer(data=request.data))
         if self.decision == "accept":
             if "version" not in data:
-                raise InvalidData("version: send the version of the labels you accept into")
+                raise InvalidRequest("version: send the version of the labels you accept into")
             s.do_accept(proposal, request.user, data["version"], data["items"], data["edited"])
         else:
             s.do_reject(proposal, request.user, data["items"])

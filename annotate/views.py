@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -23,7 +23,6 @@ from trajectories import edits, label_edits
 from trajectories.access import access_project, role_in, trajectories_of
 from trajectories.models import Role, Step, Trajectory
 from trajectories.validation import InvalidData
-from trajectories.views import forbidden_on_access_denied
 
 from . import services as s
 from .agreement import project_agreement
@@ -323,10 +322,10 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@forbidden_on_access_denied
 def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpResponse:
     if op not in OPERATIONS:
-        return HttpResponse(f"No such operation {op!r}", status=404)
+        # JSON, never HTML: the name is the requester's text (issue 9, item 14).
+        return JsonResponse({"detail": f"No such operation: {op}"}, status=404)
     permission, structural, run = OPERATIONS[op]
     trajectory, role = access_labels(request.user, trajectory_id, permission)
     index = _selected(request, trajectory)
@@ -388,7 +387,6 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@forbidden_on_access_denied
 def assignments(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_assignments(request.user, project_id)
     annotators = list(
@@ -447,7 +445,6 @@ def assignments(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@forbidden_on_access_denied
 def unassign(request: HttpRequest, project_id: int, assignment_id: int) -> HttpResponse:
     project = access_assignments(request.user, project_id)
     found = Assignment.objects.filter(pk=assignment_id, trajectory__project=project).first()
@@ -479,7 +476,6 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@forbidden_on_access_denied
 def proposals(request: HttpRequest, project_id: int) -> HttpResponse:
     """How each proposer's proposals fared; admins ask for proposals on a selection or all."""
     project = access_project(request.user, project_id)

@@ -77,6 +77,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Domain errors raised by HTML views become their status with a page (config/errors.py).
+    "config.errors.DomainErrorMiddleware",
+    # An API request with a query parameter its operation does not document is a 400.
+    "config.schema.UnknownQueryParameterMiddleware",
     # Last: turns a throttled login into the locked-out answer (config/login_throttle.py).
     "axes.middleware.AxesMiddleware",
 ]
@@ -256,9 +260,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Bodies are JSON (uploads are multipart, by their own views): a form could not say null.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Domain errors become {"detail": ...} with their status, in one place (config/errors.py).
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
+# The OpenAPI schema and the docs page need a login unless this opens them to anyone.
+WAYPOINT_PUBLIC_API_DOCS = envbool("WAYPOINT_PUBLIC_API_DOCS")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Waypoint API",
     "DESCRIPTION": "Record, annotate, review and export Android GUI-agent trajectories.",
@@ -268,6 +278,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Requests and responses get their own components (a file upload is binary, read-only
+    # fields are not asked for), and a PATCH body lists its required fields as the view does.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "COMPONENT_SPLIT_PATCH": False,
+    # Every status the code answers is documented (config/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.document_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",

@@ -19,11 +19,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project, access_task, access_trajectory, projects_of
-from trajectories.api import BadRequest, Conflict, WaypointAPIView, check_serializer
+from trajectories.api import WaypointAPIView, check_serializer
 from trajectories.models import Project, Role, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.serializers import ActionSerializer, ErrorSerializer, TrajectorySerializer
 from trajectories.services import get_or_create_task
+from trajectories.validation import InvalidRequest
 
 from .access import (
     access_device,
@@ -45,9 +46,6 @@ from .serializers import (
     StartRecordingSerializer,
 )
 from .services import (
-    DeviceGone,
-    DeviceUnavailable,
-    LeaseConflict,
     RecordingError,
     check_driver,
     connect,
@@ -72,16 +70,18 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
         400: "Invalid input; the message names the field.",
         401: "Not authenticated.",
         403: "Your role in the project does not allow recording.",
-        404: "No such device, task or trajectory (or not one of your projects').",
+        404: "No device with this serial on any adb server, or no such task or trajectory "
+        "(or not one of your projects').",
         409: "Someone else drives the device, or the recording is not in a state for this.",
         410: "The device disconnected; the trajectory is interrupted with its steps kept.",
-        503: "The device is not connected to any adb server.",
+        503: "The device is listed but not usable (offline, unauthorized) or did not answer.",
     }
     return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
 
 
 class DeviceAPIView(WaypointAPIView):
-    """Checks the user may use the device named in the URL; maps the recording errors."""
+    """Checks the user may use the device named in the URL. Recording errors answer 409, a
+    vanished device 410, an unknown one 404, an unusable one 503 (config/errors.py)."""
 
     device: Device
 
@@ -89,15 +89,6 @@ class DeviceAPIView(WaypointAPIView):
         super().initial(request, *args, **kwargs)
         if "serial" in kwargs:
             self.device = access_device(request.user, kwargs["serial"])
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, DeviceGone):
-            return Response({"detail": str(exc)}, status=status.HTTP_410_GONE)
-        if isinstance(exc, DeviceUnavailable):
-            return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        if isinstance(exc, LeaseConflict | RecordingError):
-            exc = Conflict(str(exc))
-        return super().handle_exception(exc)
 
 
 def leases_by_serial() -> dict[str, Lease]:
@@ -190,7 +181,7 @@ class DeviceView(DeviceAPIView):
             projects = list(Project.objects.filter(pk__in=data["projects"]))
             missing = set(data["projects"]) - {p.pk for p in projects}
             if missing:
-                raise BadRequest(f"projects: there is no project {min(missing)}")
+                raise InvalidRequest(f"projects: there is no project {min(missing)}")
             changes["projects"] = projects
         if "label" in data:
             changes["label"] = data["label"]
@@ -248,7 +239,7 @@ class StartRecordingView(DeviceAPIView):
         lease = check_driver(serial, request.user)
         if "resume" in data:
             if "reset_seed" in data:
-                raise BadRequest(
+                raise InvalidRequest(
                     "reset_seed: a resumed trajectory goes on from the device's current "
                     "screen; its apps cannot be reset."
                 )
@@ -277,7 +268,7 @@ def task_to_record(user, data: dict[str, Any]):
         record = TaskRecord(uid=f"written:{uuid.uuid4().hex[:12]}", goal=data["goal"].strip())
         with transaction.atomic():
             return get_or_create_task(project, record)
-    raise BadRequest("task: give a task id, or a project and a goal")
+    raise InvalidRequest("task: give a task id, or a project and a goal")
 
 
 @extend_schema(tags=["devices"])

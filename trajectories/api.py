@@ -2,7 +2,9 @@
 
 Views are thin: fetch through an ``access_*`` helper (outsiders get 404), call a ``do_*``
 service for any write, serialize. Domain errors keep the project's one shape,
-``{"detail": message}``: :class:`InvalidData` is a 400, :class:`AccessDenied` a 403.
+``{"detail": message}``, mapped in one place (``config/errors.py``): a malformed request
+(:class:`InvalidRequest`) is a 400, a rule of the domain broken (:class:`InvalidData`) a 422,
+:class:`AccessDenied` a 403.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from django.core.files.storage import default_storage
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import FileResponse, Http404, HttpResponse
+from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, generics, parsers, status
+from rest_framework import exceptions, generics, parsers, serializers, status
+from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import PageNumberPagination
@@ -29,7 +33,6 @@ from rest_framework.views import APIView
 from config.login_throttle import locked_out_json
 
 from .access import (
-    AccessDenied,
     access_blob,
     access_job,
     access_membership,
@@ -41,6 +44,7 @@ from .access import (
 from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
 from .models import (
     AnchorLink,
+    Blob,
     Job,
     JobKind,
     JobStatus,
@@ -77,14 +81,8 @@ from .services import (
     do_remove_membership,
     do_set_membership,
 )
-from .validation import InvalidData
+from .validation import KIND_NAMES, MAX_INT, InvalidRequest
 from .views import blob_response, user_named
-
-
-class BadRequest(exceptions.APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_detail = "Bad request."
-    default_code = "invalid"
 
 
 class Conflict(exceptions.APIException):
@@ -111,8 +109,58 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
 
 
+def check_json_types(fields: dict[str, serializers.Field], data: Any, where: str = "") -> None:
+    """JSON values of the type the schema documents: DRF would turn 12 into "12" and "yes"
+    into true, accepting what the schema says is invalid."""
+    if not isinstance(data, dict) or isinstance(data, MultiValueDict):
+        return  # a form (its values are text), or not an object: the serializer says more
+    for name, field in fields.items():
+        if name not in data or field.read_only:
+            continue
+        value, place = data[name], f"{where}{name}"
+        if value is None:
+            continue  # the serializer knows whether the field may be null
+        expected = _json_type(field)
+        if expected is not None and not _is_json(value, expected):
+            raise InvalidRequest(f"{place}: must be {KIND_NAMES[expected]}, got {value!r}")
+        if isinstance(field, serializers.ListSerializer):
+            for i, item in enumerate(value if isinstance(value, list) else []):
+                check_json_types(field.child.fields, item, f"{place}[{i}].")
+        elif isinstance(field, Serializer):
+            check_json_types(field.fields, value, f"{place}.")
+        elif isinstance(field, serializers.ListField) and isinstance(value, list):
+            child = _json_type(field.child)
+            for i, item in enumerate(value):
+                if child is not None and item is not None and not _is_json(item, child):
+                    raise InvalidRequest(f"{place}[{i}]: must be {KIND_NAMES[child]}, got {item!r}")
+
+
+def _json_type(field: serializers.Field) -> type | None:
+    if isinstance(field, serializers.BooleanField):
+        return bool
+    if isinstance(field, serializers.IntegerField):
+        return int
+    if isinstance(field, serializers.ChoiceField):
+        kinds = {type(choice) for choice in field.choices}
+        return kinds.pop() if len(kinds) == 1 and kinds <= {str, int} else None
+    if isinstance(field, serializers.CharField):
+        return str
+    if isinstance(field, serializers.ListField | serializers.ListSerializer):
+        return list
+    if isinstance(field, serializers.DictField | Serializer):
+        return dict
+    return None
+
+
+def _is_json(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
 def check_serializer(serializer: Serializer) -> dict[str, Any]:
-    """The validated data, or :class:`InvalidData` naming the first bad field."""
+    """The validated data, or :class:`InvalidRequest` (a 400) naming the first bad field."""
+    check_json_types(serializer.fields, serializer.initial_data)
     if serializer.is_valid():
         return serializer.validated_data
     field, messages = next(iter(serializer.errors.items()))
@@ -121,24 +169,56 @@ def check_serializer(serializer: Serializer) -> dict[str, Any]:
         key, inner = next(iter(message.items()))
         field, message = f"{field}.{key}", inner[0] if isinstance(inner, list) else inner
     if field == "non_field_errors":
-        raise InvalidData(str(message))
-    raise InvalidData(f"{field}: {message}")
+        raise InvalidRequest(str(message))
+    raise InvalidRequest(f"{field}: {message}")
 
 
 class WaypointAPIView(APIView):
-    """Maps the domain's exceptions to responses with a ``detail`` message."""
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, InvalidData):
-            exc = BadRequest(str(exc))
-        elif isinstance(exc, AccessDenied):
-            exc = exceptions.PermissionDenied(str(exc))
-        return super().handle_exception(exc)
+    """The base of every endpoint; domain errors are mapped in ``config/errors.py``."""
 
 
 class Pagination(PageNumberPagination):
+    """``page`` and ``page_size`` are checked, not guessed: a bad one is a 400 naming it."""
+
     page_size_query_param = "page_size"
     max_page_size = 500
+    last_page_strings = ()  # a page is a number, as the schema says
+
+    def get_page_size(self, request: Request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        return _bounded_int(raw, self.page_size_query_param, 1, self.max_page_size)
+
+    def get_page_number(self, request: Request, paginator) -> int:
+        raw = request.query_params.get(self.page_query_param)
+        if raw is None:
+            return 1
+        return _bounded_int(raw, self.page_query_param, 1, MAX_INT)
+
+    def get_schema_operation_parameters(self, view) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        bounds = {
+            self.page_query_param: {"minimum": 1, "maximum": MAX_INT},
+            self.page_size_query_param: {"minimum": 1, "maximum": self.max_page_size},
+        }
+        for parameter in parameters:
+            parameter["schema"].update(bounds.get(parameter["name"], {}))
+            if parameter["name"] == self.page_size_query_param:
+                parameter["description"] = (
+                    f"Results per page, 1 to {self.max_page_size} (default {self.page_size})."
+                )
+        return parameters
+
+
+def _bounded_int(raw: str, name: str, low: int, high: int) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidRequest(f"{name}: must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise InvalidRequest(f"{name}: must be between {low} and {high}, got {value}")
+    return value
 
 
 # ---------------------------------------------------------------- projects
@@ -323,9 +403,10 @@ class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
 # ---------------------------------------------------------------- trajectories
 
 TRAJECTORY_FILTERS = [
-    OpenApiParameter("status", enum=Status.values, description="Trajectory status."),
-    OpenApiParameter("outcome", enum=Outcome.values, description="Trajectory outcome."),
-    OpenApiParameter("source", enum=Source.values, description="How it was made."),
+    # An empty value filters nothing, as in a form left blank.
+    OpenApiParameter("status", enum=[*Status.values, ""], description="Trajectory status."),
+    OpenApiParameter("outcome", enum=[*Outcome.values, ""], description="Trajectory outcome."),
+    OpenApiParameter("source", enum=[*Source.values, ""], description="How it was made."),
     OpenApiParameter("task", str, description="A task uid."),
     OpenApiParameter("recorder", str, description="The recorder's username or recorded name."),
     OpenApiParameter("app", str, description="An app package: named by the task or on a screen."),
@@ -465,7 +546,7 @@ class ImportView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
         if "file" not in request.FILES:
-            raise InvalidData("file: no file was uploaded (send it as multipart/form-data)")
+            raise InvalidRequest("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(ImportRequestSerializer(data=request.data))
         job = do_start_import(
             project, data["file"], data["format"], request.user, as_copies=data["as_copies"]
@@ -588,9 +669,13 @@ class BlobView(WaypointAPIView):
     @extend_schema(
         summary="Download a screenshot or UI XML",
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(
-                OpenApiTypes.BINARY, description="The blob's bytes, with its content type."
-            ),
+            **{
+                (200, content_type): OpenApiResponse(
+                    OpenApiTypes.BINARY, description="The blob's bytes, with its content type."
+                )
+                for content_type in sorted(Blob.EXTENSIONS)
+            },
+            304: OpenApiResponse(description="Not modified: If-None-Match names this blob."),
             **_errors(401, 404),
         },
     )
@@ -608,7 +693,8 @@ class BlobView(WaypointAPIView):
     request=AuthTokenSerializer,
     responses={
         200: TokenSerializer,
-        400: OpenApiResponse(description="Wrong credentials."),
+        400: OpenApiResponse(ErrorSerializer, description="A missing username or password."),
+        401: OpenApiResponse(ErrorSerializer, description="Wrong credentials."),
         429: OpenApiResponse(
             ErrorSerializer,
             description="Too many failed logins for the account or from the address "
@@ -619,13 +705,17 @@ class BlobView(WaypointAPIView):
     auth=[],
 )
 class TokenView(ObtainAuthToken):
-    """DRF's ``obtain_auth_token``, documented, and throttled like the login page."""
+    """DRF's ``obtain_auth_token``, documented, and throttled like the login page; wrong
+    credentials are a 401, not a 400."""
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return super().post(request, *args, **kwargs)
-        except exceptions.ValidationError:
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
             # Axes marks the (DRF) request it refused; its middleware only sees Django's.
             if getattr(request, "axes_locked_out", False):
                 return locked_out_json()
-            raise
+            if "non_field_errors" in serializer.errors:
+                raise exceptions.AuthenticationFailed(serializer.errors["non_field_errors"][0])
+            raise exceptions.ValidationError(serializer.errors)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})

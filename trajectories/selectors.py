@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .access import projects_of
 from .models import AuditEvent, Outcome, Project, Screen, Source, Status, Trajectory
-from .validation import InvalidData, check_choice
+from .validation import InvalidData, InvalidRequest, check_choice
 
 # What a list can be filtered by: name -> what it means.
 TRAJECTORY_FILTERS = {
@@ -46,7 +46,7 @@ def _as_list(value: Any, name: str) -> list[str]:
     if isinstance(value, str):
         value = [part.strip() for part in value.replace("\n", ",").split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidData(f"filters.{name}: must be a list of strings")
+        raise InvalidRequest(f"filters.{name}: must be a list of strings")
     return [v for v in value if v]
 
 
@@ -57,25 +57,29 @@ def _check_list(name: str, value: Any) -> list[str]:
             try:
                 uuid.UUID(item)
             except ValueError:
-                raise InvalidData(
+                raise InvalidRequest(
                     f"filters.trajectories: {item!r} is not a trajectory id"
                 ) from None
     return values
 
 
 def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The filters that are set, each checked; an unknown name or value is an error."""
+    """The filters that are set, each checked; an unknown name or value is a malformed request
+    (:class:`InvalidRequest`: a 400 in the API)."""
     given = {k: v for k, v in (filters or {}).items() if v not in (None, "", [])}
     unknown = sorted(set(given) - set(TRAJECTORY_FILTERS))
     if unknown:
         known = ", ".join(name for name in TRAJECTORY_FILTERS if name not in PAGE_ONLY)
-        raise InvalidData(f"filters: unknown filter {unknown[0]!r} (known: {known})")
+        raise InvalidRequest(f"filters: unknown filter {unknown[0]!r} (known: {known})")
     for name, choices in CHOICES.items():
         if name in given:
-            check_choice(given[name], choices, name)
+            try:
+                check_choice(given[name], choices, name)
+            except InvalidData as exc:
+                raise InvalidRequest(str(exc)) from None
     for name in ("task", "recorder", "app", "annotator", "task_goal"):
         if name in given and not isinstance(given[name], str):
-            raise InvalidData(f"{name}: must be a string, got {given[name]!r}")
+            raise InvalidRequest(f"{name}: must be a string, got {given[name]!r}")
     for name in LISTS:
         if name in given:
             given[name] = _check_list(name, given[name])
@@ -86,11 +90,11 @@ def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any
             try:
                 given[name] = date.fromisoformat(str(given[name])).isoformat()
             except ValueError:
-                raise InvalidData(
+                raise InvalidRequest(
                     f"filters.{name}: {given[name]!r} is not a date (YYYY-MM-DD)"
                 ) from None
     if given.get("recorded_from", "") > given.get("recorded_to", "9999"):
-        raise InvalidData("filters: recorded_from is after recorded_to")
+        raise InvalidData("filters: recorded_from is after recorded_to")  # well-formed: 422
     return given
 
 

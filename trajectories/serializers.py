@@ -14,6 +14,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .formats import EXPORTERS, IMPORTERS
+from .formats.detect import AUTO
 from .models import (
     ActionType,
     Anchor,
@@ -389,11 +391,24 @@ class JobSerializer(serializers.ModelSerializer):
         return absolute(self.context, reverse("api-job-download", args=[job.pk]))
 
 
+def format_field(kind: str, known: list[str], default: str, help_text: str) -> serializers.Field:
+    """A format name: an enum in the schema, refused with the list of known ones."""
+    message = f"unknown {kind} format '{{input}}' (known: {', '.join(known)})"
+    return serializers.ChoiceField(
+        choices=known,
+        default=default,
+        help_text=help_text,
+        error_messages={"invalid_choice": message},
+    )
+
+
 class ImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
-    format = serializers.CharField(
-        default="auto",
-        help_text="An import format (waypoint, droidbot), or auto to tell it from the archive.",
+    format = format_field(
+        "import",
+        [AUTO, *sorted(IMPORTERS)],
+        AUTO,
+        "An import format, or auto to tell it from the archive.",
     )
     as_copies = serializers.BooleanField(
         default=False,
@@ -402,13 +417,45 @@ class ImportRequestSerializer(serializers.Serializer):
     )
 
 
+UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+UUID_LIST = f"^({UUID}(,{UUID})*)?$"
+NAME = {"type": "string", "pattern": "^[^\\x00]*$"}
+
+
+def _filters_schema() -> dict[str, Any]:
+    """The export filters as the selector checks them: known names only, each of its type;
+    an empty or null value filters nothing."""
+    from .selectors import CHOICES, DATES, LISTS, PAGE_ONLY, TRAJECTORY_FILTERS
+
+    text = {**NAME, "nullable": True}
+    properties: dict[str, Any] = {}
+    for name, description in TRAJECTORY_FILTERS.items():
+        if name in PAGE_ONLY:
+            continue
+        if name in CHOICES:
+            schema = {"type": "string", "nullable": True, "enum": [*CHOICES[name], "", None]}
+        elif name in LISTS:
+            # A list, or names separated by commas; trajectories are named by their uuid.
+            item = {"type": "string", "format": "uuid"} if name == "trajectories" else NAME
+            listed = {**text, "pattern": UUID_LIST} if name == "trajectories" else text
+            schema = {"nullable": True, "anyOf": [{"type": "array", "items": item}, listed]}
+        elif name in DATES:
+            schema = {"type": "string", "nullable": True, "format": "date"}
+        else:
+            schema = dict(text)
+        properties[name] = {**schema, "description": description}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+@extend_schema_field(_filters_schema())
+class FiltersField(serializers.DictField):
+    """Which trajectories an export takes (checked by ``selectors.check_trajectory_filters``)."""
+
+
 class ExportRequestSerializer(serializers.Serializer):
-    format = serializers.CharField(
-        default="waypoint",
-        help_text="An export format: waypoint, stamp-sft, androtmem, memory-world, androidcontrol.",
-    )
-    filters = serializers.DictField(
-        child=serializers.JSONField(),
+    format = format_field("export", sorted(EXPORTERS), "waypoint", "An export format.")
+    filters = FiltersField(
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text="Which trajectories: any of status, outcome, source, task (a task uid), "
@@ -416,13 +463,13 @@ class ExportRequestSerializer(serializers.Serializer):
         "annotator (a user name).",
     )
     options = serializers.DictField(
-        child=serializers.JSONField(),
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text="Per format; stamp-sft: k, max_side, memory_ratio, thought, trainable_only.",
     )
     split = serializers.DictField(
-        child=serializers.JSONField(),
+        child=serializers.JSONField(allow_null=True),
         required=False,
         default=dict,
         help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '

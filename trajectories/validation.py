@@ -16,6 +16,14 @@ class InvalidData(ValueError):
     """Input that breaks a rule of the domain; the message names the place."""
 
 
+class InvalidRequest(InvalidData):
+    """A request that is malformed in itself (a missing field, a wrong type), whatever the data.
+
+    The API answers it 400, and a well-formed request that breaks a rule of the domain given the
+    stored data (a step past the last one, an unknown user) 422.
+    """
+
+
 def field_at(where: str, field: str) -> str:
     """Name a field inside a place: ``"line 3:"`` + ``"task"`` or ``"task"`` + ``"goal"``."""
     if not where:

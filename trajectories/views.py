@@ -1,14 +1,13 @@
 """HTML pages for projects' trajectories, blobs and import/export jobs.
 
 Every view fetches its object through ``trajectories.access``: outsiders get a 404, members
-without the needed role a 403.
+without the needed role a 403 (``AccessDenied``, mapped to a page in ``config/errors.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from functools import wraps
 from pathlib import PurePath
 from typing import Any
 
@@ -23,7 +22,6 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    HttpResponseForbidden,
     HttpResponseNotModified,
     JsonResponse,
 )
@@ -35,7 +33,6 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import selectors
 from .access import (
-    AccessDenied,
     access_blob,
     access_job,
     access_membership,
@@ -69,17 +66,6 @@ from .validation import InvalidData
 PAGE_SIZE = 25
 JOB_ROLES = (Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR)
 BLOB_CACHE = "private, max-age=31536000, immutable"
-
-
-def forbidden_on_access_denied(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except AccessDenied as exc:
-            return HttpResponseForbidden(str(exc))
-
-    return wrapper
 
 
 def _vary_on_htmx(response: HttpResponse) -> HttpResponse:
@@ -435,7 +421,6 @@ class ExportForm(forms.Form):
 
 
 @login_required
-@forbidden_on_access_denied
 def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=JOB_ROLES)
     form = ImportForm(request.POST or None, request.FILES or None)
@@ -457,7 +442,6 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 @login_required
-@forbidden_on_access_denied
 def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=JOB_ROLES)
     form = ExportForm(request.POST or None, project=project)
@@ -526,7 +510,6 @@ def _after_member_change(request: HttpRequest, project: Project) -> HttpResponse
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@forbidden_on_access_denied
 def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
     """Who is in the project, with what role; admins add people by user name."""
     if request.method == "GET":
@@ -545,7 +528,6 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@forbidden_on_access_denied
 def project_member_role(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
     membership = access_membership(project, user_id)
@@ -558,7 +540,6 @@ def project_member_role(request: HttpRequest, project_id: int, user_id: int) -> 
 
 @login_required
 @require_POST
-@forbidden_on_access_denied
 def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
     membership = access_membership(project, user_id)

@@ -26,6 +26,10 @@ class DeviceUnavailable(Exception):
     """The device is not (or no longer) connected to any configured adb server."""
 
 
+class DeviceNotFound(DeviceUnavailable):
+    """No configured adb server lists a device with this serial (the API answers 404)."""
+
+
 @dataclass
 class DeviceFacts:
     model: str = ""
@@ -144,7 +148,7 @@ def find_device(serial: str, server: str | None = None) -> tuple[adbutils.AdbDev
             return client.device(serial), candidate
         if serial in states:
             raise DeviceUnavailable(f"Device {serial} is {states[serial]}.")
-    raise DeviceUnavailable(f"Device {serial} is not connected to any adb server.")
+    raise DeviceNotFound(f"Device {serial} is not connected to any adb server.")
 
 
 def installed_packages(device: adbutils.AdbDevice) -> list[str]:

@@ -145,11 +145,14 @@ def test_rule_violations_are_bad_requests_naming_the_field(blank, bob):
         f"{base}/memory-targets/",
         {"version": 1, "key": "price", "value": "1", "encode_step": 3, "retrieve_steps": [2]},
     )
-    assert response.status_code == 400
+    # Well-formed, but against a rule given the trajectory: 422; malformed requests are 400.
+    assert response.status_code == 422
     assert response.json() == {"detail": "retrieve_steps[0]: step 2 is not after the encode step 3"}
     response = send(as_user(bob), "delete", f"{base}/anchors/a1/", {})
+    assert response.status_code == 400
     assert response.json() == {"detail": "version: send ?version=<the version you edited>"}
     response = send(as_user(bob), "post", f"{base}/subgoals/split/", {"step": 1})
+    assert response.status_code == 400
     assert response.json() == {"detail": "version: This field is required."}
 
 

@@ -95,7 +95,9 @@ def test_a_site_admin_grants_a_device_to_a_project(adb_servers, device, project,
     url = f"/api/v1/devices/{device.serial}"
     assert api(alice).patch(url, {"projects": [project.pk]}, format="json").status_code == 404
     response = api(root).patch(
-        url, {"projects": [project.pk], "label": "Shelf phone", "max_lease_seconds": 900}
+        url,
+        {"projects": [project.pk], "label": "Shelf phone", "max_lease_seconds": 900},
+        format="json",  # API bodies are JSON
     )
     assert response.status_code == 200, response.json()
     assert response.json() == {

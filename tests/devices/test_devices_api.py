@@ -58,12 +58,12 @@ def test_a_script_records_a_trajectory(adb_servers, device, project_device, alic
     assert step["screen"]["package"] == "com.android.launcher3"
 
     response = api.post(f"{base}/actions", {"type": "click", "x": 9999, "y": 1}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 422  # well-formed, but off this device's screen
     assert response.json() == {
         "detail": "action: point (9999, 1) lies outside the 540x1200 screenshot"
     }
     response = api.post(f"{base}/actions", {"type": "fly"}, format="json")
-    assert response.status_code == 400 and "unknown action type 'fly'" in response.json()["detail"]
+    assert response.status_code == 422 and "unknown action type 'fly'" in response.json()["detail"]
 
     response = api.post(f"{base}/finish", {"status": "failure"}, format="json")
     assert response.status_code == 200 and response.json()["outcome"] == "failure"
@@ -115,10 +115,10 @@ def test_a_written_task_needs_project_and_goal(adb_servers, device, project_devi
     assert response.status_code == 201 and response.json()["status"] == "recording"
 
 
-def test_an_unknown_device_is_unavailable(adb_servers, alice, project):
+def test_an_unknown_device_is_not_found(adb_servers, alice, project):
     grant("nowhere:1", project)
     response = client_for(alice).post("/api/v1/devices/nowhere:1/lease", {}, format="json")
-    assert response.status_code == 503
+    assert response.status_code == 404
     assert response.json() == {"detail": "Device nowhere:1 is not connected to any adb server."}
 
 

@@ -200,7 +200,7 @@ def test_the_api_resets_to_reset_seed(lease, device, alice, task):
 
     bad = api.post(url, {"task": task.pk, "reset_seed": "x"}, format="json")
     assert bad.status_code == 400 and bad.json() == {
-        "detail": "reset_seed: A valid integer is required."
+        "detail": "reset_seed: must be an integer, got 'x'"
     }
     resumed = api.post(url, {"resume": response.json()["id"], "reset_seed": 4}, format="json")
     assert resumed.status_code == 400

@@ -273,7 +273,7 @@ def test_members_score_predictions_through_the_api(
     response = client.post(
         url, {"export_job": 999, "predictions": SimpleUploadedFile("p.jsonl", body)}
     )
-    assert response.status_code == 400
+    assert response.status_code == 422  # well-formed, but no such export: a broken rule
     assert response.json() == {
         "detail": "export_job: 999 is not a succeeded androtmem export of this project"
     }
@@ -446,5 +446,5 @@ def test_the_api_scores_against_an_uploaded_ground_truth_file(project, alice, be
         ),
     ):
         response = post(**files)
-        assert response.status_code == 400
+        assert response.status_code == 422
         assert response.json() == {"detail": message}

@@ -78,7 +78,7 @@ def test_the_api_refuses_a_zip_bomb_before_queueing_it(project, alice, tmp_path)
         {"file": ContentFile(bomb.read_bytes(), name="bomb.zip"), "format": "waypoint"},
         format="multipart",
     )
-    assert response.status_code == 400
+    assert response.status_code == 422  # a well-formed upload the import rules refuse
     assert response.json() == {
         "detail": ratio_message("file: bomb.zip", 64 * MiB, bomb.stat().st_size)
     }
@@ -172,7 +172,7 @@ def test_the_api_names_a_zip_whose_central_directory_is_broken(project, alice):
         {"file": ContentFile(bytes(data), name="broken.zip"), "format": "waypoint"},
         format="multipart",
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert response.json() == {
         "detail": "file: broken.zip is not a readable .zip archive "
         "(Bad magic number for central directory)"

@@ -223,23 +223,23 @@ def test_the_api_adds_a_member(project, alice, bob, charlie):
     assert response.json() == {"user": charlie.pk, "username": "charlie", "role": "reviewer"}
     response = as_user(alice).post(url, {"username": "charlie"}, format="json")
     assert (response.status_code, response.json()["detail"]) == (
-        400,
+        422,
         "username: charlie is already a member of this project (as reviewer); "
         "change their role instead",
     )
 
 
 @pytest.mark.parametrize(
-    "body, message",
+    "body, status, message",
     [
-        ({"username": "dave"}, "username: no user named 'dave'"),
-        ({"username": "charlie", "role": "boss"}, 'role: "boss" is not a valid choice.'),
-        ({"role": "annotator"}, "username: This field is required."),
+        ({"username": "dave"}, 422, "username: no user named 'dave'"),
+        ({"username": "charlie", "role": "boss"}, 400, 'role: "boss" is not a valid choice.'),
+        ({"role": "annotator"}, 400, "username: This field is required."),
     ],
 )
-def test_the_api_refuses_bad_members(project, alice, charlie, body, message):
+def test_the_api_refuses_bad_members(project, alice, charlie, body, status, message):
     response = as_user(alice).post(f"{API}/projects/{project.pk}/members/", body, format="json")
-    assert (response.status_code, response.json()) == (400, {"detail": message})
+    assert (response.status_code, response.json()) == (status, {"detail": message})
     assert roles(project) == {"alice": "admin", "bob": "annotator"}
 
 
@@ -253,7 +253,7 @@ def test_the_api_changes_a_role(project, alice, bob, charlie):
         f"{API}/projects/{project.pk}/members/{alice.pk}/", {"role": "reviewer"}, format="json"
     )
     assert (response.status_code, response.json()["detail"]) == (
-        400,
+        422,
         "alice is the project's last admin and cannot be made reviewer: "
         "make another member admin first",
     )
@@ -265,7 +265,7 @@ def test_the_api_removes_a_member(project, alice, bob, charlie):
     assert as_user(charlie).delete(url).status_code == 404
     assert as_user(bob).delete(url).status_code == 403
     response = as_user(alice).delete(f"{API}/projects/{project.pk}/members/{alice.pk}/")
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert as_user(alice).delete(url).status_code == 204
     assert as_user(alice).delete(url).status_code == 404
     assert roles(project) == {"alice": "admin"}
@@ -279,7 +279,7 @@ def test_two_admins_cannot_both_step_down(project, alice, bob):
     response = as_user(bob).patch(
         f"{API}/projects/{project.pk}/members/{bob.pk}/", {"role": "annotator"}, format="json"
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert Membership.objects.filter(project=project, role="admin").count() == 1
 
 
@@ -289,8 +289,17 @@ def test_the_schema_documents_the_members_api():
     member = schema["paths"]["/api/v1/projects/{project_id}/members/{user_id}/"]
     assert set(members) == {"get", "post"}
     assert set(member) == {"get", "patch", "delete"}
-    assert set(members["post"]["responses"]) == {"201", "400", "401", "403", "404"}
-    assert set(member["delete"]["responses"]) == {"204", "400", "401", "403", "404"}
+    assert set(members["post"]["responses"]) == {
+        "201",
+        "400",
+        "401",
+        "403",
+        "404",
+        "406",
+        "415",
+        "422",
+    }
+    assert set(member["delete"]["responses"]) == {"204", "400", "401", "403", "404", "406", "422"}
     role = schema["components"]["schemas"]["RoleEnum"]["enum"]
     assert role == ["annotator", "reviewer", "admin"]
 

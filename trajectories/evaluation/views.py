@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from ..access import access_project
 from ..validation import InvalidData
-from ..views import JOB_ROLES, forbidden_on_access_denied
+from ..views import JOB_ROLES
 from .service import benchmark_jobs, do_evaluate
 
 
@@ -54,7 +54,6 @@ def _bars(groups: dict) -> list[dict]:
 
 
 @login_required
-@forbidden_on_access_denied
 def project_evaluate(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=JOB_ROLES)
     form = EvaluateForm(request.POST or None, request.FILES or None, project=project)

@@ -1,0 +1,133 @@
+"""The API does what its OpenAPI schema says, for every operation, with generated data.
+
+Schemathesis reads the schema Waypoint serves and sends each operation valid and invalid
+requests (bodies, query strings, path ids), half of them naming real objects: alice's project,
+its task, a labelled trajectory, a job, a member, and the virtual device she drives. Every answer
+must be no server error and agree with the schema: a documented status code and content type, a
+body of the documented shape, invalid input refused, valid input not refused as invalid.
+
+It lives beside the device tests for their adb server; it drives a virtual phone of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from rest_framework.authtoken.models import Token
+from schemathesis.config import SchemathesisConfig
+
+from annotate.services import do_assign
+from devices.services import do_take_device
+from devices.virtual import VirtualDevice
+from tests.conftest import require_chromium
+from tests.devices.conftest import free_port, grant
+from tests.trajectories.builders import make_record
+from trajectories.models import AnchorLink, Job, JobKind
+from trajectories.services import do_import_trajectory
+
+pytestmark = pytest.mark.django_db
+
+# Per operation: bounded for `make test`; set WAYPOINT_SCHEMA_EXAMPLES=200 for a deeper run.
+EXAMPLES = int(os.environ.get("WAYPOINT_SCHEMA_EXAMPLES", "12"))
+
+# A schema-valid request may still break a rule that depends on the stored data (a step past the
+# trajectory's last one, a user name nobody has): the API answers those 422, documented on every
+# operation that has such rules. A schema-valid request answered 400 is still a contradiction.
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "checks": {
+            "positive_data_acceptance": {
+                "expected-statuses": ["2xx", "3xx", "401", "403", "404", "409", "422", "429"]
+            }
+        }
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def own_device(adb_server):
+    """A virtual phone of its own: generated actions leave it in any state, which the other
+    device tests must not inherit."""
+    phone = VirtualDevice(
+        port=free_port(), size="540x1200", seed=7, chromium_path=require_chromium()
+    ).start()
+    yield adb_server.connect(phone.serial)
+    adb_server.run("disconnect", phone.serial)
+    phone.stop()
+
+
+@pytest.fixture
+def world(project, alice, bob, adb_servers, own_device, settings):
+    """Real objects for every kind of id the API takes; alice (admin) drives the device."""
+    settings.WAYPOINT_SETTLE_TIMEOUT_MS = 300  # generated actions must not wait for a calm screen
+    settings.WAYPOINT_SETTLE_INTERVAL_MS = 50
+    trajectory, _ = do_import_trajectory(project, make_record(steps=3, seed=11))
+    do_assign(trajectory, alice, alice)
+    job = Job.objects.create(
+        project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
+    )
+    device = own_device
+    grant(device.serial, project)
+    lease = do_take_device(device.serial, adb_servers[0], alice)
+    subgoal = trajectory.subgoals.order_by("start").first()
+    return {
+        "project_id": project.pk,
+        "task_id": trajectory.task_id,
+        "trajectory_id": trajectory.pk,
+        "job_id": job.pk,
+        "user_id": bob.pk,
+        "serial": device.serial,
+        "index": 1,
+        "subgoal_id": subgoal.pk,
+        "target_id": trajectory.memory_targets.first().pk,
+        "key": trajectory.anchors.first().key,
+        "link_id": AnchorLink.objects.filter(source__trajectory=trajectory).first().pk,
+        "sha256": trajectory.screens.first().screenshot_id,
+        "lease": lease,
+    }
+
+
+@pytest.fixture
+def api_schema(world):
+    """The schema Waypoint serves, called in-process through its WSGI application."""
+    generated = SchemaGenerator().get_schema(request=None, public=True)
+    raw = json.loads(OpenApiJsonRenderer().render(generated))
+    schema = schemathesis.openapi.from_dict(raw, config=CONFIG)
+    schema.app = get_wsgi_application()
+    # The test's transaction holds the data: requests must not close its connection.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield schema
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schema.parametrize()
+@schema.given(real_ids=st.booleans())
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+def test_every_operation_agrees_with_the_schema(case, real_ids, world, alice):
+    if real_ids and case.path_parameters:
+        case.path_parameters = {
+            name: world.get(name, value) for name, value in case.path_parameters.items()
+        }
+    token, _ = Token.objects.get_or_create(user=alice)
+    case.call_and_validate(headers={"Authorization": f"Token {token.key}"})
