@@ -9,6 +9,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from trajectories.models import AnchorType, Relation, SubgoalSuccess
+from trajectories.serializers import FiltersField
 
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 
@@ -255,7 +256,13 @@ class AssignRequestSerializer(serializers.Serializer):
 
 class ProposeRequestSerializer(serializers.Serializer):
     proposer = serializers.ChoiceField(choices=sorted(PROPOSERS), default=DEFAULT_PROPOSER)
-    filters = serializers.DictField(required=False, default=dict)
+    filters = FiltersField(
+        child=serializers.JSONField(allow_null=True),
+        required=False,
+        default=dict,
+        help_text="Which trajectories, as for an export: status, outcome, source, task, tasks, "
+        "apps, trajectories (uuids), recorded_from, recorded_to, annotator.",
+    )
 
 
 class ProposalSerializer(serializers.Serializer):
