@@ -25,7 +25,9 @@ from ..conftest import REPO, start_worker, stop_worker, wait_for_job
 from .builders import make_record
 
 STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker.py"))]
-FAST_REAPER = {"WAYPOINT_JOB_HEARTBEAT_S": "1", "WAYPOINT_JOB_STALE_S": "3"}
+# A live job beats every second; silent for 8 s, its worker is gone. (3 s was too tight for a
+# loaded 2-core machine, where a beat can wait seconds for SQLite's write lock.)
+FAST_REAPER = {"WAYPOINT_JOB_HEARTBEAT_S": "1", "WAYPOINT_JOB_STALE_S": "8"}
 
 
 def wait_until(condition, timeout: float = 60, what: str = "condition"):
@@ -51,7 +53,7 @@ def queued_export(project, alice) -> Job:
 def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
     project, alice, client, settings, worker_database_url, tmp_path
 ):
-    settings.WAYPOINT_JOB_STALE_S = 3
+    settings.WAYPOINT_JOB_STALE_S = int(FAST_REAPER["WAYPOINT_JOB_STALE_S"])
     do_import_trajectory(project, make_record(steps=3, seed=21))
     job = queued_export(project, alice)
     doomed = start_worker(
@@ -130,7 +132,7 @@ def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
         finished = wait_for_job(job.pk)
     finally:
         stop_worker(restarted)
-    assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2)
+    assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
 
 
 def running_job_of_a_dead_worker(project, alice, attempts: int) -> Job:
