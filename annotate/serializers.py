@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from trajectories.models import AnchorType, Relation, SubgoalSuccess
 from trajectories.serializers import FiltersField
+from trajectories.validation import MAX_INT
 
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 
@@ -240,7 +241,9 @@ class ReviewRequestSerializer(VersionSerializer):
 
 
 class AssignRequestSerializer(serializers.Serializer):
-    trajectories = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+    trajectories = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_INT), min_length=1
+    )
     annotators = serializers.ListField(
         child=serializers.CharField(), min_length=1, help_text="Usernames."
     )
