@@ -79,13 +79,16 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
 
     # No worker is left. The job page must not say "running" about a job nobody runs.
     client.force_login(alice)
-    wait_until(
-        lambda: "Running" not in client.get(f"/jobs/{job.pk}/").content.decode(),
-        timeout=30,
-        what="the job page to stop saying running",
+    stopped = "Its worker stopped during run 1; the job waits for a worker to run it again."
+
+    def page_once_stopped() -> str | None:
+        page = client.get(f"/jobs/{job.pk}/").content.decode()
+        return page if stopped in page else None
+
+    page = wait_until(
+        page_once_stopped, timeout=30, what="the job page to say that its worker stopped"
     )
-    page = client.get(f"/jobs/{job.pk}/").content.decode()
-    assert "Its worker stopped during run 1; the job waits for a worker to run it again." in page
+    assert 'class="pill job-queued"' in page
     assert not job_tmp_dir(job.pk).exists(), "the reaper removes the dead run's files"
 
     rescuer = start_worker(
