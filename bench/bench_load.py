@@ -109,6 +109,7 @@ def seed(trajectories: int, steps: int) -> dict:
     project = Project.objects.filter(name=PROJECT_NAME).first()
     if project is not None and not has_blobs(project):
         print("the database's bench project has no blobs in this workdir: seeding again")
+        project.trajectories.all().delete()  # tasks are protected while trajectories use them
         project.delete()
         project = None
     if project is None:
