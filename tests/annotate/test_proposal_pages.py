@@ -8,7 +8,7 @@ from annotate.models import Proposal, ProposalStatus
 from tests.annotate.test_pages import client_of, edit
 from tests.annotate.test_proposals import PAYLOAD
 from trajectories.labels import all_labels
-from trajectories.models import Job
+from trajectories.models import Job, Status, Trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +104,10 @@ def test_a_proposal_of_another_trajectory_is_refused(proposal, project, bob, ali
         f"proposal &#x27;{proposal.pk}&#x27; is not a proposal of this trajectory"
         in answer.content.decode()
     )
+
+
+def test_a_finished_trajectory_without_proposals_says_so_instead_of_an_empty_panel(blank, alice):
+    Trajectory.objects.filter(pk=blank.pk).update(status=Status.APPROVED)
+    page = client_of(alice).get(f"/trajectories/{blank.pk}/workspace/").content.decode()
+    assert 'id="pr-ask"' not in page
+    assert "No proposals for this trajectory; they can be asked for while it is being" in page
