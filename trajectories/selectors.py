@@ -42,16 +42,13 @@ LISTS = ("tasks", "apps", "trajectories")
 DATES = ("recorded_from", "recorded_to")
 
 
-def _as_list(value: Any, name: str) -> list[str]:
+def _check_list(name: str, value: Any) -> list[str]:
+    """A list filter's values: a list of strings, or one string of comma-separated names."""
     if isinstance(value, str):
         value = [part.strip() for part in value.replace("\n", ",").split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidRequest(f"filters.{name}: must be a list of strings")
-    return [v for v in value if v]
-
-
-def _check_list(name: str, value: Any) -> list[str]:
-    values = _as_list(value, name)
+    values = [v for v in value if v]
     if name == "trajectories":
         for item in values:
             try:
@@ -98,6 +95,11 @@ def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any
     return given
 
 
+def _recorded_by(name: str) -> Q:
+    """Trajectories recorded by the user of that name, or imported under that recorder name."""
+    return Q(recorded_by__username=name) | Q(recorder_name=name)
+
+
 def app_filter(package: str) -> Q:
     """Trajectories whose task names the app, or with a screen in it."""
     on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
@@ -128,10 +130,7 @@ def trajectory_list(
     if "task_goal" in filters:
         trajectories = trajectories.filter(task__goal__icontains=filters["task_goal"])
     if "recorder" in filters:
-        recorder = filters["recorder"]
-        trajectories = trajectories.filter(
-            Q(recorded_by__username=recorder) | Q(recorder_name=recorder)
-        )
+        trajectories = trajectories.filter(_recorded_by(filters["recorder"]))
     if "app" in filters:
         trajectories = trajectories.filter(app_filter(filters["app"].strip()))
     if "tasks" in filters:
@@ -149,9 +148,7 @@ def trajectory_list(
         name = filters["annotator"]
         labelled = AuditEvent.objects.filter(actor__username=name, trajectory__isnull=False)
         trajectories = trajectories.filter(
-            Q(recorded_by__username=name)
-            | Q(recorder_name=name)
-            | Q(pk__in=labelled.values("trajectory_id"))
+            _recorded_by(name) | Q(pk__in=labelled.values("trajectory_id"))
         )
     if "trajectories" in filters:
         trajectories = trajectories.filter(uid__in=filters["trajectories"])
