@@ -14,7 +14,7 @@ Targets (50 users, PostgreSQL, 2 cores): every page and API p95 <= 500 ms, API l
     python bench/bench_load.py                                   # SQLite, 1,000 trajectories
     python bench/bench_load.py --users 20 --duration 15          # a quick run
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/waypoint_bench_load python bench/bench_load.py
-    python bench/bench_load.py --workdir /tmp/wp-load            # keep the data for the next run
+    python bench/bench_load.py --workdir var/bench-load         # keep the data for the next run
 
 Seeding is idempotent: a database that already holds the bench project is reused as it is. With
 DATABASE_URL the blobs go to var/bench-load/ (kept, like the database) unless --workdir names
