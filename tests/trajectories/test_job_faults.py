@@ -89,7 +89,12 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
         page_once_stopped, timeout=30, what="the job page to say that its worker stopped"
     )
     assert 'class="pill job-queued"' in page
-    assert not job_tmp_dir(job.pk).exists(), "the reaper removes the dead run's files"
+    # The reaper requeues the job, then removes the dead run's files.
+    wait_until(
+        lambda: not job_tmp_dir(job.pk).exists(),
+        timeout=30,
+        what="the reaper to remove the dead run's files",
+    )
 
     rescuer = start_worker(
         tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
