@@ -6,9 +6,11 @@ class AnnotateConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from trajectories.edits import labels_restored
         from trajectories.jobs import register_runner
         from trajectories.models import JobKind
 
-        from .services.proposals import run_proposal_job
+        from .services.proposals import follow_restored_labels, run_proposal_job
 
         register_runner(JobKind.PROPOSE, run_proposal_job)
+        labels_restored.connect(follow_restored_labels, dispatch_uid="proposal-decisions")

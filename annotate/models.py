@@ -83,6 +83,10 @@ class Proposal(models.Model):
     payload = models.JSONField(default=dict, blank=True)
     # per part, each proposed item's decision by index: {"subgoals": {"0": "accepted"}, ...}
     decisions = models.JSONField(default=dict, blank=True)
+    # which label edit (audit event id) made which accepted items labels, with their decisions:
+    # {"812": {"part": "subgoals", "items": {"0": "accepted"}}}; an undo of that edit makes
+    # them pending again, and a redo decides them again.
+    accepted_in = models.JSONField(default=dict, blank=True)
     raw_output = models.TextField(blank=True)
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(default=0)

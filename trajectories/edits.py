@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
+from django.dispatch import Signal
 from django.utils import timezone
 
 from . import events
@@ -32,6 +33,12 @@ from .validation import InvalidData
 # interruption), the recording console while recording.
 EDITABLE = (Status.ANNOTATING, Status.INTERRUPTED)
 RECORDING = (Status.RECORDING,)
+
+
+# Sent inside the edit's transaction when an undo, a redo or a revert takes back
+# (``undone=True``) or puts back (``undone=False``) what the audit ``event`` changed, so what
+# depends on that change can follow (an accepted proposal's decisions, in ``annotate``).
+labels_restored = Signal()  # kwargs: event (AuditEvent), undone (bool)
 
 
 class StaleVersion(Exception):
@@ -177,6 +184,7 @@ def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bo
         entry.undone = not redo
         entry.save(update_fields=["undone"])
         bump(trajectory, locked)
+        labels_restored.send(sender=Trajectory, event=entry.event, undone=not redo)
         record_event(
             events.LABELS_REDONE if redo else events.LABELS_UNDONE,
             actor=actor,
@@ -238,6 +246,7 @@ def do_revert(trajectory: Trajectory, actor, expected_version: Any, event_id: An
                 "revert the later changes first, or edit them by hand"
             )
         restore(locked, part, event.before[part])
+        labels_restored.send(sender=Trajectory, event=event, undone=True)
         return event
 
     return edit(

@@ -33,7 +33,16 @@ from trajectories.jobs import (
 )
 from trajectories.label_edits import check_evidence, next_anchor_key, text_field
 from trajectories.labels import anchor_row, memory_target_row, subgoal_row
-from trajectories.models import Anchor, Job, JobKind, Project, Subgoal, Trajectory
+from trajectories.models import (
+    Anchor,
+    AuditEvent,
+    Job,
+    JobKind,
+    LabelEdit,
+    Project,
+    Subgoal,
+    Trajectory,
+)
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import record_event
 from trajectories.validation import (
@@ -353,6 +362,8 @@ def do_accept(
             item.update(edited)
         by_part.setdefault(part, []).append(item)
     version = expected_version
+    decision = "edited" if edited else "accepted"
+    accepted_in: dict[str, dict[str, Any]] = {}
     with transaction.atomic():
         for part in PARTS:
             if part in by_part:
@@ -366,8 +377,12 @@ def do_accept(
                     object_type="Proposal",
                 )
                 version = trajectory.version
-        decision = "edited" if edited else "accepted"
-        _decide(proposal, actor, chosen, decision)
+                event_id = LabelEdit.objects.filter(trajectory=trajectory).latest("id").event_id
+                accepted_in[str(event_id)] = {
+                    "part": part,
+                    "items": {str(i): decision for p, i in chosen if p == part},
+                }
+        _decide(proposal, actor, chosen, decision, accepted_in)
     return proposal
 
 
@@ -417,17 +432,25 @@ def do_reject(proposal: Proposal, actor, items: Any = "all") -> Proposal:
     return proposal
 
 
-def _decide(proposal: Proposal, actor, chosen: list[tuple[str, int]], decision: str) -> None:
+def _decide(
+    proposal: Proposal,
+    actor,
+    chosen: list[tuple[str, int]],
+    decision: str,
+    accepted_in: dict[str, dict[str, Any]] | None = None,
+) -> None:
     locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
     for part, index in chosen:
         if str(index) in locked.decisions.get(part, {}):
             raise InvalidData(f"items: {part}:{index} was already decided")
         locked.decisions.setdefault(part, {})[str(index)] = decision
     proposal.decisions, proposal.status = locked.decisions, locked.status
+    proposal.accepted_in = {**locked.accepted_in, **(accepted_in or {})}
     _touch_decided(proposal)
     proposal.decided_by = actor
     Proposal.objects.filter(pk=proposal.pk).update(
         decisions=proposal.decisions,
+        accepted_in=proposal.accepted_in,
         status=proposal.status,
         decided_at=proposal.decided_at,
         decided_by=actor,
@@ -440,3 +463,33 @@ def _decide(proposal: Proposal, actor, chosen: list[tuple[str, int]], decision: 
             obj=proposal,
             after={"items": [f"{p}:{i}" for p, i in chosen], "proposer": proposal.proposer},
         )
+
+
+def follow_restored_labels(event: AuditEvent, undone: bool, **_: Any) -> None:
+    """An undo, redo or revert took back (or put back) the labels of an accepted proposal's
+    edit: its items become pending again (or decided again, as they were)."""
+    if event.kind == events.LABELS_REVERTED and event.object_type == "AuditEvent":
+        # undoing a revert puts the reverted change back, and redoing it takes it back again
+        event = AuditEvent.objects.filter(pk=event.object_id).first()
+        undone = not undone
+    if event is None or event.kind != events.PROPOSAL_ACCEPTED:
+        return
+    proposal = (
+        Proposal.objects.select_for_update()
+        .filter(pk=event.object_id, trajectory_id=event.trajectory_id)
+        .first()
+    )
+    accepted = proposal.accepted_in.get(str(event.pk)) if proposal else None
+    if accepted is None:
+        return
+    decided = proposal.decisions.setdefault(accepted["part"], {})
+    for index, decision in accepted["items"].items():
+        if undone:
+            decided.pop(index, None)
+        else:
+            decided[index] = decision
+    if undone:
+        proposal.status, proposal.decided_at = ProposalStatus.PENDING, None
+    else:
+        _touch_decided(proposal)
+    proposal.save(update_fields=["decisions", "status", "decided_at"])

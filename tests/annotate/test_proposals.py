@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 
 from annotate.models import Proposal, ProposalStatus
-from annotate.services.proposals import do_accept, do_reject, do_request_proposal, run_proposal
+from annotate.services.proposals import (
+    do_accept,
+    do_reject,
+    do_request_proposal,
+    pending_items,
+    run_proposal,
+)
 from trajectories import label_edits
-from trajectories.edits import StaleVersion, do_undo
+from trajectories.edits import StaleVersion, do_redo, do_revert, do_undo
 from trajectories.labels import all_labels
 from trajectories.models import AuditEvent
 from trajectories.validation import InvalidData
@@ -116,6 +122,52 @@ def test_an_accepted_proposal_is_undone_like_any_edit(proposal, blank, bob):
     assert len(all_labels(blank)["subgoals"]) == 1
     assert do_undo(blank, bob, blank.version)
     assert all_labels(blank)["subgoals"] == []
+
+
+def decisions(proposal):
+    proposal.refresh_from_db()
+    return proposal.status, proposal.decisions
+
+
+def test_undoing_an_acceptance_puts_its_items_back_up_for_decision(proposal, blank, bob):
+    do_reject(proposal, bob, ["anchors:0", "anchors:1", "memory_targets:0"])
+    do_accept(proposal, bob, blank.version, "subgoals:1", {"text": "Pay"})
+    do_accept(proposal, bob, blank.version, "subgoals:0")
+    assert decisions(proposal)[0] == ProposalStatus.EDITED
+    assert do_undo(blank, bob, blank.version)  # the acceptance of subgoal 0 only
+    status, decided = decisions(proposal)
+    assert status == ProposalStatus.PENDING and proposal.decided_at is None
+    assert decided["subgoals"] == {"1": "edited"}
+    assert pending_items(proposal)["subgoals"] == [0]
+    assert do_redo(blank, bob, blank.version)
+    assert decisions(proposal) == (
+        ProposalStatus.EDITED,
+        {
+            "anchors": {"0": "rejected", "1": "rejected"},
+            "memory_targets": {"0": "rejected"},
+            "subgoals": {"1": "edited", "0": "accepted"},
+        },
+    )
+    # Undone again, the item can be decided anew, and a second undo takes back the edited one.
+    assert do_undo(blank, bob, blank.version) and do_undo(blank, bob, blank.version)
+    assert decisions(proposal)[0] == ProposalStatus.PENDING
+    assert pending_items(proposal)["subgoals"] == [0, 1] and all_labels(blank)["subgoals"] == []
+    do_reject(proposal, bob, "subgoals:0")
+    assert decisions(proposal)[1]["subgoals"] == {"0": "rejected"}
+
+
+def test_reverting_an_acceptance_reopens_its_items_and_undoing_the_revert_closes_them(
+    proposal, blank, bob
+):
+    do_accept(proposal, bob, blank.version, "anchors:1")
+    accepted = AuditEvent.objects.get(trajectory=blank, kind="proposal.accepted")
+    do_accept(proposal, bob, blank.version, "subgoals:0")
+    do_revert(blank, bob, blank.version, accepted.pk)
+    assert [a["type"] for a in all_labels(blank)["anchors"]] == []
+    assert decisions(proposal)[1] == {"subgoals": {"0": "accepted"}, "anchors": {}}
+    assert do_undo(blank, bob, blank.version)  # the revert
+    assert decisions(proposal)[1]["anchors"] == {"1": "accepted"}
+    assert [a["type"] for a in all_labels(blank)["anchors"]] == ["finish"]
 
 
 def test_accept_and_edit_changes_the_item_and_says_so(proposal, blank, bob):
