@@ -352,7 +352,15 @@ LLM_BASE_URL = os.getenv("LLM_BASE_URL", "")  # e.g. http://localhost:8001/v1; e
 LLM_MODEL = os.getenv("LLM_MODEL", "gpt-4o-mini")
 LLM_API_KEY = os.getenv("LLM_API_KEY", "")
 LLM_TIMEOUT_S = envint("LLM_TIMEOUT_S", 120)  # one request
-LLM_MAX_IN_FLIGHT = envint("LLM_MAX_IN_FLIGHT", 2)  # requests at once, per worker process
+# Limits on the endpoint shared by every worker (annotate/proposers/limits.py): kept in Redis
+# (LLM_LIMITS_URL, by default the broker's when it is Redis), else in lock files under VAR_DIR.
+LLM_MAX_IN_FLIGHT = envint("LLM_MAX_IN_FLIGHT", 2)  # requests at once, over all workers
+LLM_REQUESTS_PER_MINUTE = envint("LLM_REQUESTS_PER_MINUTE", 0)  # 0: no rate limit
+LLM_SLOT_WAIT_S = envint("LLM_SLOT_WAIT_S", 600)  # longest wait for a slot before failing
+LLM_LIMITS_URL = os.getenv(
+    "LLM_LIMITS_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
 LLM_HTTP_RETRIES = envint("LLM_HTTP_RETRIES", 4)  # 429 / 5xx / timeouts, with backoff
 LLM_INVALID_RETRIES = envint("LLM_INVALID_RETRIES", 2)  # answers that are not valid labels
 LLM_BACKOFF_MS = envint("LLM_BACKOFF_MS", 1000)  # first wait; doubles each retry

@@ -10,7 +10,8 @@ Answers are JSON, validated (:func:`.base.check_payload`): bad JSON, overlapping
 out-of-range segments, unknown labels are asked again up to ``LLM_INVALID_RETRIES`` times, then
 the proposal fails with every raw answer kept. 429s, 5xx and timeouts are retried with
 exponential backoff (or the server's ``Retry-After``). At most ``LLM_MAX_IN_FLIGHT`` requests
-are in flight at once in a process.
+are in flight at once and at most ``LLM_REQUESTS_PER_MINUTE`` start in a minute, counted over
+every worker process (:mod:`.limits`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -29,6 +29,7 @@ from django.conf import settings
 from trajectories.validation import InvalidData
 
 from .base import Episode, Proposed, check_payload
+from .limits import LimitWait, request_slot
 
 PROMPT_VERSION = "llm1"
 MAX_TEXT = 2000  # longer label text in an answer is refused
@@ -56,21 +57,6 @@ context_info, finish; content; description) and "memory_targets" (key, value, en
 retrieve_steps: values seen on one screen and needed at later steps).
 Answer with JSON only: {{"subgoals": [{{"start": .., "end": .., "text": "..", "effect": "..",
 "behaviour": "..", "success": ".."}}], "anchors": [], "memory_targets": []}}"""
-
-_slots: threading.BoundedSemaphore | None = None
-_slots_size = 0
-_slots_lock = threading.Lock()
-
-
-def _in_flight() -> threading.BoundedSemaphore:
-    """The process's request slots (rebuilt if LLM_MAX_IN_FLIGHT changed)."""
-    global _slots, _slots_size
-    with _slots_lock:
-        size = max(1, settings.LLM_MAX_IN_FLIGHT)
-        if _slots is None or _slots_size != size:
-            _slots, _slots_size = threading.BoundedSemaphore(size), size
-        return _slots
-
 
 class LLMError(Exception):
     pass
@@ -248,10 +234,12 @@ class LLMProposer:
             request = urllib.request.Request(self.url, data=body, headers=headers)
             try:
                 with (
-                    _in_flight(),
+                    request_slot(self.url),
                     urllib.request.urlopen(request, timeout=settings.LLM_TIMEOUT_S) as response,
                 ):
                     answer = json.loads(response.read())
+            except LimitWait as exc:
+                raise LLMError(str(exc)) from None
             except urllib.error.HTTPError as exc:
                 last = f"HTTP {exc.code} from {self.url}"
                 if exc.code == 429 or exc.code >= 500:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.services import do_assign
+from tests.annotate.llm_server import llm  # noqa: F401 (the fixture)
 from tests.trajectories.builders import make_record
 from trajectories.services import do_import_trajectory
 
