@@ -184,3 +184,18 @@ def test_a_screen_joins_the_node_whose_running_mean_is_within_tau():
         (0, 1, "no"),
     ]
     assert graph.counts.tolist() == [2, 1]
+
+
+@pytest.mark.django_db
+def test_the_command_builds_and_extends_here_with_now(project, generated):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("build_memory_graph", "--project", str(project.pk), "--now", stdout=out)
+    assert out.getvalue().startswith("graph v1: ")
+    with pytest.raises(CommandError, match="already holds every trajectory"):
+        call_command("build_memory_graph", "--project", str(project.pk), "--extend", "1")
+    with pytest.raises(CommandError, match="tau: must be between 0 and 1, got 3"):
+        call_command("build_memory_graph", "--project", str(project.pk), "--tau", "3")

@@ -65,8 +65,11 @@ def do_build_memory_graph(
     *,
     approved_only: bool = False,
     extend: MemoryGraph | None = None,
+    queue: bool = True,
 ) -> MemoryGraph:
-    """Queue a build of a new graph version; ``extend`` adds to that graph what it lacks."""
+    """Queue a build of a new graph version; ``extend`` adds to that graph what it lacks.
+
+    ``queue`` False leaves the job for the caller to run (``build_memory_graph --now``)."""
     if extend is not None:
         if extend.project_id != project.pk:
             raise InvalidData(f"extend: graph {extend.pk} is not a graph of this project")
@@ -130,7 +133,8 @@ def do_build_memory_graph(
             obj=job,
             after={"version": graph.version, "params": params, "trajectories": len(added)},
         )
-        enqueue_job(job)
+        if queue:
+            enqueue_job(job)
     return graph
 
 
