@@ -130,34 +130,32 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=35)
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--retrieval-only", action="store_true", help="skip the build (parts 1 and 3)"
+    )
     args = parser.parse_args()
 
     import django
 
     django.setup()
-    from django.core.files.base import ContentFile
+    from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from fixtures.generate import (
-        DEFAULT_SIZE,
-        generate_dataset,
-        notes_edit,
-        render,
-        shop_product,
-        shop_results,
-    )
-    from trajectories.graphs.embedders import get_embedder
-    from trajectories.graphs.index import index_of
-    from trajectories.graphs.models import MemoryGraph
-    from trajectories.graphs.retrieve import format_memory_block, retrieve
-    from trajectories.models import Step, Subgoal
     from trajectories.services import do_create_project
 
     call_command("migrate", verbosity=0, interactive=False)
-    from django.contrib.auth import get_user_model
-
     owner = get_user_model().objects.create_user("bench", "bench@example.org", "bench-password")
     project = do_create_project("Graphs bench", owner)
+    if not args.retrieval_only:
+        build_part(project, args)
+    retrieval_part(project, args)
+
+
+def build_part(project, args) -> None:
+    from fixtures.generate import generate_dataset
+    from trajectories.graphs.models import ScreenEmbedding
+    from trajectories.models import Step, Subgoal
+
     began = time.perf_counter()
     generate_dataset(project, args.trajectories, steps=args.steps, seed=0)
     steps, subgoals = Step.objects.count(), Subgoal.objects.count()
@@ -167,8 +165,6 @@ def main() -> None:
     )
 
     graph, cold = build(project)
-    from trajectories.graphs.models import ScreenEmbedding
-
     print(
         f"first build, embedding {ScreenEmbedding.objects.count():,} boundary screens: {cold:.1f} s"
     )
@@ -188,10 +184,21 @@ def main() -> None:
             f"  {name}: {seconds:.1f} s -> {ablation.node_count} nodes, {ablation.edge_count} edges"
         )
 
+
+def retrieval_part(project, args) -> None:
+    from django.core.files.base import ContentFile
+
+    from fixtures.generate import DEFAULT_SIZE, notes_edit, render, shop_product, shop_results
+    from trajectories.graphs.build import check_params
+    from trajectories.graphs.embedders import get_embedder
+    from trajectories.graphs.index import index_of
+    from trajectories.graphs.models import MemoryGraph
+    from trajectories.graphs.retrieve import format_memory_block, retrieve
+
     embedder = get_embedder("structure")
     file = big_graph(args.nodes, 1, embedder.dim, embedder.text_dim)  # a subgoal a node
     big = MemoryGraph.objects.create(
-        project=project, version=99, params=graph.params, status="ready", node_count=args.nodes
+        project=project, version=99, params=check_params({}), status="ready", node_count=args.nodes
     )
     big.file.save("bench-100k.npz", ContentFile(file))
     began = time.perf_counter()
