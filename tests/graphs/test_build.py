@@ -98,6 +98,10 @@ def test_an_extended_graph_equals_a_full_build_of_the_same_trajectories(
         do_build_memory_graph(project, alice, extend=extended)
     with pytest.raises(InvalidData, match="an extension keeps the graph's tau"):
         do_build_memory_graph(project, alice, {"tau": 0.5}, extend=first)
+    import_generated(project, [6])
+    again = build_now(project, alice, django_capture_on_commit_callbacks, {"k": 4}, extend=extended)
+    assert again.params == {**extended.params, "k": 4}
+    assert again.inputs["added"] == [again.inputs["trajectories"][-1]]
 
 
 @pytest.mark.django_db
