@@ -223,3 +223,17 @@ def test_a_build_whose_trajectory_went_away_fails_with_the_reason(
     assert (graph.status, graph.message) == ("failed", message)
     assert (graph.job.status, graph.job.message) == ("failed", message)
     assert not graph.file
+
+
+@pytest.mark.usefixtures("celery_worker")
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_builds_the_graph(project, alice):
+    from tests.conftest import wait_for_job
+
+    import_generated(project, range(2))
+    graph = do_build_memory_graph(project, alice)
+    job = wait_for_job(graph.job_id)
+    graph.refresh_from_db()
+    assert (job.status, graph.status) == ("succeeded", "ready"), job.message
+    assert (job.done, job.total) == (2, 2)
+    assert graph.node_count > 0 and load_graph(graph).trajectories == graph.inputs["trajectories"]
