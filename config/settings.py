@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "trajectories",
+    "trajectories.graphs",
     "devices",
     "annotate",
     "frontend",
@@ -292,6 +293,8 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "trajectories.models.JobStatus",
         # A terminate status (actions, finishing a recording) is one enum.
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
+        # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.
+        "SubgoalSuccessEnum": "trajectories.models.SubgoalSuccess",
     },
 }
 
