@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "trajectories",
+    "trajectories.graphs",
     "devices",
     "annotate",
     "frontend",

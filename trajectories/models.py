@@ -480,6 +480,8 @@ class JobKind(models.TextChoices):
     IMPORT = "import", "Import"
     EXPORT = "export", "Export"
     PROPOSE = "propose", "Proposals"
+    MEMORY_GRAPH = "memory_graph", "Memory graph"
+    APP_GRAPH = "app_graph", "App graph"
 
 
 class JobStatus(models.TextChoices):

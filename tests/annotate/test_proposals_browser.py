@@ -40,12 +40,13 @@ def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
     assert page.locator("#ws-proposed .cell.first").count() == 5
     shot(page, "proposals-1-proposed")
 
-    # y accepts the proposed subgoal on this step; n rejects the one on another.
+    # y accepts the proposed subgoal on this step; x rejects the one on another.
     page.locator("body").click(position={"x": 5, "y": 5})
     page.keyboard.press("y")
     eventually(lambda: Trajectory.objects.get(pk=trajectory.pk).subgoals.count() == 1)
     synced(page, trajectory)
-    go_to(page, 1)
+    # j then x at once: x waits for step 1's page (and for htmx to wire its buttons), then acts.
+    page.keyboard.press("j")
     page.keyboard.press("x")
     eventually(lambda: "0" in Proposal.objects.get(pk=proposal.pk).decisions["subgoals"])
     eventually(lambda: len(Proposal.objects.get(pk=proposal.pk).decisions["subgoals"]) == 2)

@@ -76,6 +76,8 @@ def go_to(page, index):
         here = int(page.get_attribute("#ws-main", "data-step"))
         page.keyboard.press("j" if index > here else "k")
         page.wait_for_selector(f'#ws-main[data-step="{here + (1 if index > here else -1)}"]')
+    # htmx wires the swapped-in buttons and forms when it settles (it then drops .htmx-added).
+    page.wait_for_selector(f'#ws-main[data-step="{index}"]:not(.htmx-added)')
 
 
 @pytest.mark.django_db(transaction=True)

@@ -154,7 +154,7 @@
     }
   }
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
-    "4", "c", "t", "a", "r", "p", "g", "n", "+", "=", "-", "0", "f"]);
+    "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
     if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
