@@ -76,6 +76,10 @@ PROPOSAL_REJECTED = "proposal.rejected"
 ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
 
+# app knowledge graphs (UI-KOBE)
+JOB_APP_GRAPH_QUEUED = "job.app_graph_queued"
+APP_GRAPH_IMPORTED = "app_graph.imported"
+
 ALL = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
 )

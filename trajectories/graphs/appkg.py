@@ -397,8 +397,11 @@ def _action_shape(step: StepInput) -> dict[str, Any]:
         return {"keycode": a.get("keycode", "")}
     if step.action_type == "swipe":
         dx, dy = a.get("x2", 0) - a.get("x", 0), a.get("y2", 0) - a.get("y", 0)
-        return {"direction": ("right" if dx > 0 else "left") if abs(dx) > abs(dy) else
-                ("down" if dy > 0 else "up")}
+        return {
+            "direction": ("right" if dx > 0 else "left")
+            if abs(dx) > abs(dy)
+            else ("down" if dy > 0 else "up")
+        }
     if step.action_type == "open_app":
         return {"package": a.get("package", "")}
     return {}
@@ -570,15 +573,18 @@ def build_app_graph(
 
 def dump_app_graph(graph: AppKnowledgeGraph) -> bytes:
     """Canonical JSON: the same graph always gives the same bytes."""
-    return (json.dumps(graph.to_dict(), sort_keys=True, ensure_ascii=False, indent=1) + "\n").encode()
+    text = json.dumps(graph.to_dict(), sort_keys=True, ensure_ascii=False, indent=1)
+    return (text + "\n").encode()
 
 
 def _need(obj: Mapping[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
     if name not in obj:
         raise InvalidData(f"{where}: missing field {name!r}")
     value = obj[name]
-    if isinstance(value, bool) and kind is not bool and bool not in (
-        kind if isinstance(kind, tuple) else (kind,)
+    if (
+        isinstance(value, bool)
+        and kind is not bool
+        and bool not in (kind if isinstance(kind, tuple) else (kind,))
     ):
         raise InvalidData(f"{where}.{name}: wrong type (bool)")
     if not isinstance(value, kind):
@@ -602,7 +608,8 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
         raise InvalidData(f"app graph: format must be {FORMAT!r}, got {obj.get('format')!r}")
     if obj.get("version") != FORMAT_VERSION:
         raise InvalidData(
-            f"app graph: version {obj.get('version')!r} is not supported (expected {FORMAT_VERSION})"
+            f"app graph: version {obj.get('version')!r} is not supported "
+            f"(expected {FORMAT_VERSION})"
         )
     app = _need(obj, "app", str, "app graph")
     if not app:

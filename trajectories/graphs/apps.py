@@ -6,3 +6,11 @@ class GraphsConfig(AppConfig):
     label = "graphs"
     verbose_name = "Memory graphs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from trajectories.jobs import register_runner
+        from trajectories.models import JobKind
+
+        from .appkg_jobs import run_app_graph_job
+
+        register_runner(JobKind.APP_GRAPH, run_app_graph_job)
