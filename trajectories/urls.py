@@ -2,6 +2,7 @@ from django.urls import path
 
 from . import views
 from .evaluation.views import project_evaluate
+from .graphs import views as graph_views
 
 urlpatterns = [
     path(
@@ -27,6 +28,18 @@ urlpatterns = [
         "projects/<int:project_id>/members/<int:user_id>/remove/",
         views.project_member_remove,
         name="project-member-remove",
+    ),
+    path("projects/<int:project_id>/graphs/", graph_views.project_graphs, name="project-graphs"),
+    path("app-graphs/<int:graph_id>/", graph_views.app_graph_view, name="app-graph-view"),
+    path(
+        "app-graphs/<int:graph_id>/nodes/<str:node_id>/",
+        graph_views.app_graph_node,
+        name="app-graph-node",
+    ),
+    path(
+        "app-graphs/<int:graph_id>/edges/<str:edge_id>/",
+        graph_views.app_graph_edge,
+        name="app-graph-edge",
     ),
     path("trajectories/<int:trajectory_id>/", views.trajectory_detail, name="trajectory-detail"),
     path(

@@ -1,0 +1,178 @@
+"""Graphs drawn as server-side SVG: a force layout computed here, the page only pans and zooms.
+
+A drawing takes plain nodes and edges (a memory graph's or an app knowledge graph's) and places
+them with a Fruchterman-Reingold layout (numpy, deterministic). Past ``MAX_DRAWN`` nodes only the
+largest are drawn, with the edges between them, and the drawing says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_DRAWN = 300  # nodes drawn at most; more is unreadable and slow to lay out on the server
+ITERATIONS = 160
+
+
+@dataclass
+class DrawNode:
+    id: str
+    label: str
+    size: int  # member screens
+    thumb: str = ""  # a member screenshot's sha256
+    app: str = ""
+    kind: str = "state"
+    x: float = 0.0
+    y: float = 0.0
+    w: float = 0.0
+    h: float = 0.0
+
+    @property
+    def left(self) -> str:
+        return f"{-self.w / 2:.1f}"
+
+    @property
+    def top(self) -> str:
+        return f"{-self.h / 2:.1f}"
+
+    @property
+    def bottom(self) -> str:
+        return f"{self.h / 2:.1f}"
+
+
+@dataclass
+class DrawEdge:
+    id: str
+    source: str
+    target: str
+    label: str
+    success: str = ""  # yes / no / uncertain for subgoals; "" for transitions
+    kind: str = "edge"  # "self" for a self-loop
+    count: int = 1
+    path: str = ""
+    apps: tuple[str, ...] = ()
+
+    @property
+    def stroke(self) -> str:
+        """Thicker for a transition or subgoal seen more often."""
+        return f"{min(6.0, 1.4 + 0.8 * math.log2(max(self.count, 1))):.1f}"
+
+
+@dataclass
+class Drawing:
+    width: int
+    height: int
+    nodes: list[DrawNode]
+    edges: list[DrawEdge]
+    total_nodes: int
+    total_edges: int
+    apps: list[str] = field(default_factory=list)
+
+    @property
+    def capped(self) -> bool:
+        return self.total_nodes > len(self.nodes)
+
+
+def node_box(size: int) -> tuple[float, float]:
+    """A node is a phone-shaped card; more member screens make it larger (by area)."""
+    w = min(64.0, 22.0 + 7.0 * math.sqrt(max(size, 1)))
+    return w, w * 1.6
+
+
+def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) -> np.ndarray:
+    """Fruchterman-Reingold positions in a ``side`` square."""
+    if n == 0:
+        return np.zeros((0, 2))
+    rng = np.random.default_rng(seed)
+    # Start on a spiral (the first, largest nodes in the middle), with a little noise.
+    angles = np.arange(n) * 2.399963  # the golden angle
+    radii = side * 0.45 * np.sqrt((np.arange(n) + 0.5) / n)
+    pos = np.stack([np.cos(angles) * radii, np.sin(angles) * radii], axis=1)
+    pos += rng.normal(0, side * 0.01, pos.shape)
+    if n == 1:
+        return pos
+    k = side / math.sqrt(n) * 0.9  # the ideal distance
+    links = np.array(pairs, dtype=int).reshape(-1, 2)
+    temperature = side / 8
+    for _ in range(ITERATIONS):
+        delta = pos[:, None, :] - pos[None, :, :]
+        dist = np.sqrt((delta**2).sum(axis=2)) + 1e-6
+        np.fill_diagonal(dist, np.inf)
+        push = (k * k / dist**2)[:, :, None] * delta
+        move = push.sum(axis=1)
+        if len(links):
+            d = pos[links[:, 0]] - pos[links[:, 1]]
+            length = np.sqrt((d**2).sum(axis=1))[:, None] + 1e-6
+            pull = d * length / k
+            np.add.at(move, links[:, 0], -pull)
+            np.add.at(move, links[:, 1], pull)
+        move -= pos * 0.02  # a weak pull to the centre keeps lone nodes on the canvas
+        norm = np.sqrt((move**2).sum(axis=1))[:, None] + 1e-9
+        pos += move / norm * np.minimum(norm, temperature)
+        temperature = max(temperature * 0.96, side / 400)
+    return pos
+
+
+def _edge_path(a: DrawNode, b: DrawNode, bend: float) -> str:
+    if a.id == b.id:  # a self-loop: an arc over the node's top right corner
+        x, y = a.x + a.w / 2, a.y - a.h / 2
+        return (
+            f"M{x - 6:.1f},{y:.1f} C{x + 10:.1f},{y - 34:.1f} "
+            f"{x + 34:.1f},{y - 10:.1f} {x:.1f},{y + 6:.1f}"
+        )
+    dx, dy = b.x - a.x, b.y - a.y
+    length = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / length, dy / length
+
+    def rim(node: DrawNode, sx: float, sy: float) -> tuple[float, float]:
+        # Where the ray from the centre leaves the node's box.
+        tx = (node.w / 2) / abs(sx) if sx else math.inf
+        ty = (node.h / 2) / abs(sy) if sy else math.inf
+        t = min(tx, ty) + 3
+        return node.x + sx * t, node.y + sy * t
+
+    x1, y1 = rim(a, ux, uy)
+    x2, y2 = rim(b, -ux, -uy)
+    # Two edges between one pair in opposite directions bend apart instead of overlapping.
+    mx, my = (x1 + x2) / 2 - uy * bend, (y1 + y2) / 2 + ux * bend
+    return f"M{x1:.1f},{y1:.1f} Q{mx:.1f},{my:.1f} {x2:.1f},{y2:.1f}"
+
+
+def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int = MAX_DRAWN) -> Drawing:
+    """Lay the graph out; past ``max_nodes`` only the largest nodes (and their edges) are kept."""
+    total_nodes, total_edges = len(nodes), len(edges)
+    apps = sorted({n.app for n in nodes if n.app})
+    kept = sorted(nodes, key=lambda n: -n.size)[:max_nodes]
+    index = {n.id: i for i, n in enumerate(kept)}
+    edges = [e for e in edges if e.source in index and e.target in index]
+    for n in kept:
+        n.w, n.h = node_box(n.size)
+    side = max(700.0, 140.0 * math.sqrt(len(kept)))
+    pairs = sorted({(index[e.source], index[e.target]) for e in edges if e.source != e.target})
+    pos = _layout(len(kept), pairs, side)
+    margin = 90.0
+    if len(kept):
+        low, high = pos.min(axis=0), pos.max(axis=0)
+        pos = pos - low + margin
+        width, height = (high - low) + 2 * margin
+    else:
+        width = height = 2 * margin
+    for n, (x, y) in zip(kept, pos, strict=True):
+        n.x, n.y = float(x), float(y)
+    pair_set = set(pairs)
+    for e in edges:
+        a, b = kept[index[e.source]], kept[index[e.target]]
+        reverse = (index[e.target], index[e.source]) in pair_set
+        e.kind = "self" if a.id == b.id else e.kind
+        e.path = _edge_path(a, b, 18.0 if reverse else 6.0)
+    return Drawing(
+        width=int(width),
+        height=int(height),
+        nodes=kept,
+        edges=edges,
+        total_nodes=total_nodes,
+        total_edges=total_edges,
+        apps=apps,
+    )
