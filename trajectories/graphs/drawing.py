@@ -41,6 +41,12 @@ class DrawNode:
     def bottom(self) -> str:
         return f"{self.h / 2:.1f}"
 
+    @property
+    def short_label(self) -> str:
+        """What fits under the card: the end of a long description is cut."""
+        text = self.label.split(" · ", 1)[-1] if " · " in self.label else self.label
+        return text if len(text) <= 22 else text[:21] + "…"
+
 
 @dataclass
 class DrawEdge:
@@ -77,7 +83,7 @@ class Drawing:
 
 def node_box(size: int) -> tuple[float, float]:
     """A node is a phone-shaped card; more member screens make it larger (by area)."""
-    w = min(64.0, 22.0 + 7.0 * math.sqrt(max(size, 1)))
+    w = min(96.0, 34.0 + 8.0 * math.sqrt(max(size, 1)))
     return w, w * 1.6
 
 
@@ -115,12 +121,14 @@ def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) ->
     return pos
 
 
-def _edge_path(a: DrawNode, b: DrawNode, bend: float) -> str:
-    if a.id == b.id:  # a self-loop: an arc over the node's top right corner
+def _edge_path(a: DrawNode, b: DrawNode, bend: float, loop: int = 0) -> str:
+    if a.id == b.id:
+        # A self-loop: an arc over the node's top right corner, each further one a size larger.
         x, y = a.x + a.w / 2, a.y - a.h / 2
+        r = 26 + 12 * min(loop, 8)
         return (
-            f"M{x - 6:.1f},{y:.1f} C{x + 10:.1f},{y - 34:.1f} "
-            f"{x + 34:.1f},{y - 10:.1f} {x:.1f},{y + 6:.1f}"
+            f"M{x - 10:.1f},{y:.1f} C{x - 4:.1f},{y - r:.1f} "
+            f"{x + r:.1f},{y + 4:.1f} {x + 3:.1f},{y + 10:.1f}"
         )
     dx, dy = b.x - a.x, b.y - a.y
     length = math.hypot(dx, dy) or 1.0
@@ -149,7 +157,7 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int = MAX_DRAW
     edges = [e for e in edges if e.source in index and e.target in index]
     for n in kept:
         n.w, n.h = node_box(n.size)
-    side = max(700.0, 140.0 * math.sqrt(len(kept)))
+    side = max(520.0, 190.0 * math.sqrt(len(kept)))
     pairs = sorted({(index[e.source], index[e.target]) for e in edges if e.source != e.target})
     pos = _layout(len(kept), pairs, side)
     margin = 90.0
@@ -162,11 +170,15 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int = MAX_DRAW
     for n, (x, y) in zip(kept, pos, strict=True):
         n.x, n.y = float(x), float(y)
     pair_set = set(pairs)
+    seen: dict[tuple[str, str], int] = {}
     for e in edges:
         a, b = kept[index[e.source]], kept[index[e.target]]
         reverse = (index[e.target], index[e.source]) in pair_set
         e.kind = "self" if a.id == b.id else e.kind
-        e.path = _edge_path(a, b, 18.0 if reverse else 6.0)
+        # Parallel edges (one pair, one direction) fan out instead of lying on each other.
+        nth = seen.get((a.id, b.id), 0)
+        seen[(a.id, b.id)] = nth + 1
+        e.path = _edge_path(a, b, (18.0 if reverse else 6.0) + 14.0 * nth, loop=nth)
     return Drawing(
         width=int(width),
         height=int(height),

@@ -66,7 +66,7 @@ class FilterFields(forms.Form):
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data
         filters: dict[str, Any] = {}
-        if data["apps"].strip():
+        if data.get("apps", "").strip():
             filters["apps"] = data["apps"]
         if data["tasks"]:
             filters["tasks"] = list(data["tasks"])

@@ -70,7 +70,7 @@
 
   function open(url, selector) {
     select(selector);
-    htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" });
+    htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" }).then(() => { panel.scrollTop = 0; });
   }
 
   function openNode(id) {
