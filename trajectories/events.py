@@ -18,11 +18,16 @@ TRAJECTORY_COPIED = "trajectory.copied"
 JOB_IMPORT_QUEUED = "job.import_queued"
 JOB_EXPORT_QUEUED = "job.export_queued"
 JOB_PROPOSALS_QUEUED = "job.proposals_queued"
+JOB_MEMORY_GRAPH_QUEUED = "job.memory_graph_queued"
+JOB_APP_GRAPH_QUEUED = "job.app_graph_queued"
 JOB_REQUEUED = "job.requeued"
 JOB_RETRIED = "job.retried"
 JOB_SUCCEEDED = "job.succeeded"
 JOB_FAILED = "job.failed"
 JOB_ENDED = {"succeeded": JOB_SUCCEEDED, "failed": JOB_FAILED}  # by the job's final status
+
+# graphs
+MEMORY_GRAPH_IMPORTED = "memory_graph.imported"
 
 # devices
 DEVICE_TAKEN = "device.taken"

@@ -1,0 +1,255 @@
+"""Building, importing, exporting and querying memory graphs: the one place that changes them.
+
+A build is a background job (kind ``memory_graph``): :func:`do_build_memory_graph` checks the
+request, fixes the trajectories it is built from (oldest first) and queues it; the worker runs
+:func:`run_memory_graph_job`. Extending a graph builds a new version from its parent's data
+and the trajectories the parent does not hold yet.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import Max
+
+from trajectories import events
+from trajectories.jobs import enqueue_job
+from trajectories.models import Job, JobKind, Project, Status, Trajectory
+from trajectories.selectors import check_trajectory_filters, trajectory_list
+from trajectories.services import record_event
+from trajectories.uixml import UIXmlError, parse_ui_xml
+from trajectories.validation import InvalidData, InvalidRequest
+
+from .build import build_graph, check_params, gather_inputs, labelled
+from .embedders import get_embedder, image_bytes_of
+from .index import index_of, load_graph
+from .models import GraphStatus, MemoryGraph
+from .retrieve import format_memory_block, retrieve
+from .storage import export_graph, import_graph, to_npz_bytes
+
+GATHER_CHUNK = 50  # trajectories read and embedded between two progress reports
+
+
+def _describe(filters: Mapping[str, Any]) -> str:
+    if not filters:
+        return "(no filter)"
+    return ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
+
+
+def _next_version(project: Project) -> int:
+    return (MemoryGraph.objects.filter(project=project).aggregate(v=Max("version"))["v"] or 0) + 1
+
+
+def check_graph_filters(
+    filters: Mapping[str, Any] | None, approved_only: bool = False
+) -> dict[str, Any]:
+    filters = check_trajectory_filters(filters)
+    if approved_only:
+        if filters.get("status", Status.APPROVED) != Status.APPROVED:
+            raise InvalidRequest(f"filters.status: {filters['status']!r} contradicts approved_only")
+        filters["status"] = Status.APPROVED
+    return filters
+
+
+def do_build_memory_graph(
+    project: Project,
+    user,
+    params: Mapping[str, Any] | None = None,
+    filters: Mapping[str, Any] | None = None,
+    *,
+    approved_only: bool = False,
+    extend: MemoryGraph | None = None,
+    queue: bool = True,
+) -> MemoryGraph:
+    """Queue a build of a new graph version; ``extend`` adds to that graph what it lacks.
+
+    ``queue`` False leaves the job for the caller to run (``build_memory_graph --now``)."""
+    if extend is not None:
+        if extend.project_id != project.pk:
+            raise InvalidData(f"extend: graph {extend.pk} is not a graph of this project")
+        if extend.status != GraphStatus.READY:
+            raise InvalidData(f"extend: graph v{extend.version} is {extend.status}, not ready")
+        given = check_params(params) if params else None
+        params = {**extend.params, "k": (given or extend.params)["k"]}
+        if given is not None:
+            changed = [name for name in given if name != "k" and given[name] != extend.params[name]]
+            if changed:
+                raise InvalidData(
+                    f"params: an extension keeps the graph's {changed[0]} "
+                    f"({extend.params[changed[0]]!r}); build a new graph to change it"
+                )
+    params = check_params(params)
+    get_embedder(params["embedder"])  # an unconfigured embedder fails now, not in the worker
+    filters = check_graph_filters(filters, approved_only)
+    chosen = labelled(trajectory_list(None, project, filters), params["granularity"])
+    keys = [str(uid) for uid in chosen.order_by("created_at", "id").values_list("uid", flat=True)]
+    held = list(extend.inputs.get("trajectories", [])) if extend is not None else []
+    added = [key for key in keys if key not in set(held)]
+    what = "subgoals" if params["granularity"] == "subgoal" else "steps"
+    if not keys:
+        raise InvalidData(
+            f"the project has no labelled trajectories (with {what}) matching {_describe(filters)}"
+        )
+    if not added:
+        raise InvalidData(
+            f"extend: graph v{extend.version} already holds every trajectory matching "
+            f"{_describe(filters)}"
+        )
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one version at a time
+        graph = MemoryGraph.objects.create(
+            project=project,
+            version=_next_version(project),
+            params=params,
+            inputs={
+                "filters": filters,
+                "approved_only": approved_only,
+                "trajectories": held + added,
+                "added": added,
+            },
+            created_by=user if user is not None and user.is_authenticated else None,
+            parent=extend,
+        )
+        job = Job.objects.create(
+            project=project,
+            kind=JobKind.MEMORY_GRAPH,
+            format=params["embedder"],
+            created_by=graph.created_by,
+            params={"graph": graph.pk, "version": graph.version},
+            total=len(added),
+        )
+        graph.job = job
+        graph.save(update_fields=["job"])
+        record_event(
+            events.JOB_MEMORY_GRAPH_QUEUED,
+            actor=graph.created_by,
+            project=project,
+            obj=job,
+            after={"version": graph.version, "params": params, "trajectories": len(added)},
+        )
+        if queue:
+            enqueue_job(job)
+    return graph
+
+
+def run_memory_graph_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any]:
+    """The worker's part: embed the boundary screens (cached), build, store the file."""
+    graph = MemoryGraph.objects.select_related("parent").get(pk=job.params["graph"])
+    try:
+        return _build(graph, progress)
+    except Exception as exc:
+        message = str(exc) if isinstance(exc, InvalidData) else f"{type(exc).__name__}: {exc}"
+        MemoryGraph.objects.filter(pk=graph.pk).update(status=GraphStatus.FAILED, message=message)
+        raise
+
+
+def _build(graph: MemoryGraph, progress: Callable[[int, int], None]) -> dict[str, Any]:
+    params = graph.params
+    embedder = get_embedder(params["embedder"])
+    added = graph.inputs["added"]
+    by_key = {
+        str(t.uid): t
+        for t in Trajectory.objects.filter(project=graph.project, uid__in=added).select_related(
+            "task", "final_screen", "final_screen__screenshot"
+        )
+    }
+    missing = [key for key in added if key not in by_key]
+    if missing:
+        raise InvalidData(f"trajectory {missing[0]} was deleted before the build ran")
+    items = []
+    for start in range(0, len(added), GATHER_CHUNK):
+        chunk = [by_key[key] for key in added[start : start + GATHER_CHUNK]]
+        items.extend(gather_inputs(chunk, params["granularity"], embedder))
+        progress(min(start + GATHER_CHUNK, len(added)), len(added))
+    parent = load_graph(graph.parent) if graph.parent is not None else None
+    data = build_graph(items, params, embedder, extend=parent)
+    data.params = params  # k may differ from the parent's
+    graph.file.save(f"memory-graph-v{graph.version}.npz", ContentFile(to_npz_bytes(data)), False)
+    graph.node_count, graph.edge_count = data.node_count, data.edge_count
+    graph.status, graph.message = GraphStatus.READY, ""
+    graph.save(update_fields=["file", "node_count", "edge_count", "status", "message"])
+    return {"nodes": data.node_count, "edges": data.edge_count, "trajectories": len(added)}
+
+
+def export_memory_graph(graph: MemoryGraph) -> dict[str, Any]:
+    if graph.status != GraphStatus.READY:
+        raise InvalidData(f"graph v{graph.version} is {graph.status}: nothing to export yet")
+    return export_graph(load_graph(graph), graph.inputs)
+
+
+def do_import_memory_graph(project: Project, user, doc: Any) -> MemoryGraph:
+    """A new version of the project's graph from an export (of this or another instance)."""
+    data, inputs = import_graph(doc)
+    actor = user if user is not None and user.is_authenticated else None
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        graph = MemoryGraph.objects.create(
+            project=project,
+            version=_next_version(project),
+            params=data.params,
+            inputs=inputs,
+            status=GraphStatus.READY,
+            created_by=actor,
+            node_count=data.node_count,
+            edge_count=data.edge_count,
+        )
+        graph.file.save(f"memory-graph-v{graph.version}.npz", ContentFile(to_npz_bytes(data)))
+        record_event(
+            events.MEMORY_GRAPH_IMPORTED,
+            actor=actor,
+            project=project,
+            obj=graph,
+            after={"version": graph.version, "nodes": data.node_count, "edges": data.edge_count},
+        )
+    return graph
+
+
+def retrieve_for_screen(
+    graph: MemoryGraph, image: bytes | None, xml: str | bytes | None = None, k: int | None = None
+) -> dict[str, Any]:
+    """The top-k nodes for a screenshot (and its XML), with their subgoals and memory block."""
+    if graph.status != GraphStatus.READY:
+        raise InvalidData(f"graph v{graph.version} is {graph.status}: it cannot be queried yet")
+    k = graph.params.get("k", 1) if k is None else k
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
+        raise InvalidRequest(f"k: must be an integer between 1 and 100, got {k!r}")
+    image = image_bytes_of(image)
+    if xml:
+        try:
+            parse_ui_xml(xml)
+        except UIXmlError as exc:
+            raise InvalidData(f"xml: not a UI dump ({exc})") from None
+    embedder = get_embedder(graph.params["embedder"])
+    began = time.perf_counter()
+    query = embedder.embed_screens([(image, xml or None)])[0]
+    embedded = time.perf_counter()
+    index = index_of(graph)
+    if len(query) != index.graph.dim:
+        raise InvalidData(
+            f"embedder: the query's vector has {len(query)} values, the graph's {index.graph.dim}"
+        )
+    hits = retrieve(index, np.asarray(query, dtype=np.float32), k)
+    searched = time.perf_counter()
+    return {
+        "graph": graph.version,
+        "k": k,
+        "nodes": hits,
+        "memory_block": format_memory_block(hits),
+        "timing_ms": {
+            "embed": round(1000 * (embedded - began), 3),
+            "search": round(1000 * (searched - embedded), 3),
+        },
+    }
+
+
+def decode_upload(upload) -> bytes:
+    buffer = io.BytesIO()
+    for chunk in upload.chunks():
+        buffer.write(chunk)
+    return buffer.getvalue()

@@ -1,0 +1,177 @@
+"""A graph's data on disk and in its export.
+
+Stored as one .npz: the node sums and sizes and the edges' intent vectors as arrays, nodes'
+members and edges as one JSON document beside them; a graph of 100,000 nodes loads in one
+read. The export is JSON with no database ids: screens are named by their screenshot's sha256
+and (trajectory uid, step index), vectors as base64 float32, so importing it gives back the
+same graph and exporting that gives the same JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from typing import Any
+
+import numpy as np
+
+from trajectories.validation import InvalidData, InvalidRequest
+
+from .build import MemoryGraphData, check_params
+
+EXPORT_FORMAT = "waypoint.memory_graph"
+EXPORT_VERSION = 1
+SUCCESS_LABELS = ("yes", "no", "uncertain")
+
+
+def to_npz_bytes(graph: MemoryGraphData) -> bytes:
+    doc = {
+        "params": graph.params,
+        "embedder": graph.embedder,
+        "dim": graph.dim,
+        "text_dim": graph.text_dim,
+        "members": graph.members,
+        "edges": graph.edges,
+        "trajectories": graph.trajectories,
+    }
+    out = io.BytesIO()
+    np.savez(
+        out,
+        sums=graph.sums.astype(np.float32),
+        counts=graph.counts.astype(np.int64),
+        edge_vectors=graph.edge_vectors.astype(np.float32),
+        doc=np.frombuffer(json.dumps(doc, separators=(",", ":")).encode(), dtype=np.uint8),
+    )
+    return out.getvalue()
+
+
+def from_npz(handle) -> MemoryGraphData:
+    with np.load(handle, allow_pickle=False) as data:
+        doc = json.loads(data["doc"].tobytes())
+        return MemoryGraphData(
+            params=doc["params"],
+            embedder=doc["embedder"],
+            dim=doc["dim"],
+            text_dim=doc["text_dim"],
+            sums=data["sums"],
+            counts=data["counts"],
+            members=doc["members"],
+            edges=doc["edges"],
+            edge_vectors=data["edge_vectors"],
+            trajectories=doc["trajectories"],
+        )
+
+
+def _b64(vector: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+
+
+def _from_b64(text: Any, dim: int, where: str) -> np.ndarray:
+    if not isinstance(text, str):
+        raise InvalidRequest(f"{where}: must be base64 text of float32 values")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        raise InvalidRequest(f"{where}: not base64") from None
+    if len(raw) != 4 * dim:
+        raise InvalidRequest(f"{where}: {len(raw) // 4} values, expected {dim}")
+    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+
+
+def export_graph(graph: MemoryGraphData, inputs: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": EXPORT_FORMAT,
+        "format_version": EXPORT_VERSION,
+        "params": graph.params,
+        "embedder": {**graph.embedder, "dim": graph.dim, "text_dim": graph.text_dim},
+        "inputs": inputs,
+        "nodes": [
+            {
+                "index": i,
+                "size": int(graph.counts[i]),
+                "members": graph.members[i],
+                "sum": _b64(graph.sums[i]),
+            }
+            for i in range(graph.node_count)
+        ],
+        "edges": [
+            {**edge, "intent_vector": _b64(graph.edge_vectors[i])}
+            for i, edge in enumerate(graph.edges)
+        ],
+    }
+
+
+def _need(mapping: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(mapping, dict) or name not in mapping:
+        raise InvalidRequest(f"{where}: missing {name!r}")
+    value = mapping[name]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+        raise InvalidRequest(f"{where}.{name}: wrong type ({type(value).__name__})")
+    return value
+
+
+def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
+    """A graph and its inputs from an export; every field checked, the place of a bad one named."""
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise InvalidRequest(f"format: not a memory graph export (expected {EXPORT_FORMAT!r})")
+    if doc.get("format_version") != EXPORT_VERSION:
+        raise InvalidRequest(f"format_version: must be {EXPORT_VERSION}")
+    params = check_params(_need(doc, "params", dict, "graph"))
+    embedder = _need(doc, "embedder", dict, "graph")
+    dim = _need(embedder, "dim", int, "embedder")
+    text_dim = _need(embedder, "text_dim", int, "embedder")
+    name = _need(embedder, "name", str, "embedder")
+    if name != params["embedder"]:
+        raise InvalidData(f"embedder.name: {name!r} is not the params' {params['embedder']!r}")
+    inputs = doc.get("inputs") or {}
+    if not isinstance(inputs, dict):
+        raise InvalidRequest("inputs: must be an object")
+    nodes = _need(doc, "nodes", list, "graph")
+    edges = _need(doc, "edges", list, "graph")
+    sums = np.zeros((len(nodes), dim), dtype=np.float32)
+    counts = np.zeros(len(nodes), dtype=np.int64)
+    members = []
+    for i, node in enumerate(nodes):
+        where = f"nodes[{i}]"
+        if _need(node, "index", int, where) != i:
+            raise InvalidRequest(f"{where}.index: must be {i} (nodes in order)")
+        counts[i] = _need(node, "size", int, where)
+        sums[i] = _from_b64(node.get("sum"), dim, f"{where}.sum")
+        node_members = _need(node, "members", list, where)
+        for j, member in enumerate(node_members):
+            _need(member, "trajectory", str, f"{where}.members[{j}]")
+            _need(member, "step", int, f"{where}.members[{j}]")
+            _need(member, "screenshot", str, f"{where}.members[{j}]")
+        members.append(node_members)
+    vectors = np.zeros((len(edges), text_dim), dtype=np.float32)
+    kept = []
+    for i, edge in enumerate(edges):
+        where = f"edges[{i}]"
+        for end in ("source", "target"):
+            value = _need(edge, end, int, where)
+            if not 0 <= value < len(nodes):
+                raise InvalidRequest(f"{where}.{end}: no node {value}")
+        for text in ("intent", "effect", "behaviour", "task", "trajectory"):
+            _need(edge, text, str, where)
+        if _need(edge, "success", str, where) not in SUCCESS_LABELS:
+            raise InvalidRequest(f"{where}.success: must be one of {', '.join(SUCCESS_LABELS)}")
+        _need(edge, "duplicates", list, where)
+        vectors[i] = _from_b64(edge.get("intent_vector"), text_dim, f"{where}.intent_vector")
+        kept.append({k: v for k, v in edge.items() if k != "intent_vector"})
+    trajectories = inputs.get("trajectories", [])
+    if not isinstance(trajectories, list) or not all(isinstance(t, str) for t in trajectories):
+        raise InvalidRequest("inputs.trajectories: must be a list of trajectory ids")
+    graph = MemoryGraphData(
+        params=params,
+        embedder={k: v for k, v in embedder.items() if k not in ("dim", "text_dim")},
+        dim=dim,
+        text_dim=text_dim,
+        sums=sums,
+        counts=counts,
+        members=members,
+        edges=kept,
+        edge_vectors=vectors,
+        trajectories=list(trajectories),
+    )
+    return graph, inputs
