@@ -82,7 +82,6 @@ ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
 
 # app knowledge graphs (UI-KOBE)
-JOB_APP_GRAPH_QUEUED = "job.app_graph_queued"
 APP_GRAPH_IMPORTED = "app_graph.imported"
 
 ALL = frozenset(

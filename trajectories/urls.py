@@ -30,6 +30,22 @@ urlpatterns = [
         name="project-member-remove",
     ),
     path("projects/<int:project_id>/graphs/", graph_views.project_graphs, name="project-graphs"),
+    path("graphs/<int:graph_id>/", graph_views.memory_graph_view, name="memory-graph-view"),
+    path(
+        "graphs/<int:graph_id>/nodes/<str:node_id>/",
+        graph_views.memory_graph_node,
+        name="memory-graph-node",
+    ),
+    path(
+        "graphs/<int:graph_id>/edges/<str:edge_id>/",
+        graph_views.memory_graph_edge,
+        name="memory-graph-edge",
+    ),
+    path(
+        "graphs/<int:graph_id>/retrieve/",
+        graph_views.memory_graph_retrieve,
+        name="memory-graph-retrieve",
+    ),
     path("app-graphs/<int:graph_id>/", graph_views.app_graph_view, name="app-graph-view"),
     path(
         "app-graphs/<int:graph_id>/nodes/<str:node_id>/",

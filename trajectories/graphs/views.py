@@ -14,16 +14,22 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..access import access_project
 from ..jobs import with_true_status
 from ..models import Project, Role, Screen, Status, Trajectory
 from ..validation import InvalidData
+from .access import access_memory_graph
 from .appkg import AppKnowledgeGraph, load_app_graph
 from .appkg_jobs import access_app_graph, app_graph_document, do_start_app_graph
+from .build import DEFAULT_PARAMS, GRANULARITIES, MAX_K, STRUCTURES, MemoryGraphData
 from .drawing import DrawEdge, DrawNode, draw
-from .models import AppGraph
+from .embedders import EMBEDDERS
+from .index import load_graph
+from .models import AppGraph, GraphStatus, MemoryGraph
+from .services import decode_upload, do_build_memory_graph, retrieve_for_screen
 
 BUILD_ROLES = (Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR)
 PANEL_SCREENS = 24
@@ -99,18 +105,71 @@ class AppGraphForm(FilterFields):
         }
 
 
+class MemoryGraphForm(FilterFields):
+    """The paper's parameters (§3.2, §4) and the ablations as options."""
+
+    tau = forms.FloatField(
+        initial=DEFAULT_PARAMS["tau"], min_value=0, max_value=1, label="τ (merge screens)"
+    )
+    theta = forms.FloatField(
+        initial=DEFAULT_PARAMS["theta"], min_value=0, max_value=1, label="θ (drop duplicates)"
+    )
+    k = forms.IntegerField(
+        initial=DEFAULT_PARAMS["k"], min_value=1, max_value=MAX_K, label="k (nodes retrieved)"
+    )
+    embedder = forms.ChoiceField(initial=DEFAULT_PARAMS["embedder"])
+    structure = forms.ChoiceField(
+        initial="graph",
+        choices=[
+            (s, {"graph": "graph (merge states)", "flat": "flat (no merging)"}[s])
+            for s in STRUCTURES
+        ],
+    )
+    granularity = forms.ChoiceField(
+        initial="subgoal",
+        choices=[
+            (g, {"subgoal": "a subgoal", "action": "an action", "task": "a trajectory"}[g])
+            for g in GRANULARITIES
+        ],
+        label="An edge is",
+    )
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, project=project, **kwargs)
+        self.fields["embedder"].choices = [(name, name) for name in sorted(EMBEDDERS)]
+
+    def params(self) -> dict[str, Any]:
+        return {
+            name: self.cleaned_data[name]
+            for name in ("tau", "theta", "k", "embedder", "structure", "granularity")
+        }
+
+
 # ---------------------------------------------------------------------------- project page
 
 
 def _graphs_context(project: Project, **extra: Any) -> dict[str, Any]:
+    memory_graphs = list(
+        MemoryGraph.objects.filter(project=project).select_related("job", "created_by", "parent")[
+            :50
+        ]
+    )
     app_graphs = list(
         AppGraph.objects.filter(project=project).select_related("job", "created_by")[:50]
     )
-    for graph in app_graphs:
+    for graph in [*memory_graphs, *app_graphs]:
         if graph.job is not None:
             graph.job = with_true_status(graph.job)
-    building = any(g.job is not None and not g.job.is_finished for g in app_graphs)
-    return {"project": project, "app_graphs": app_graphs, "building": building, **extra}
+    building = any(
+        g.job is not None and not g.job.is_finished for g in [*memory_graphs, *app_graphs]
+    )
+    return {
+        "project": project,
+        "memory_graphs": memory_graphs,
+        "app_graphs": app_graphs,
+        "building": building,
+        **extra,
+    }
 
 
 @login_required
@@ -122,6 +181,35 @@ def project_graphs(request: HttpRequest, project_id: int) -> HttpResponse:
     app_form = AppGraphForm(
         request.POST if kind == "app" else None, project=project, apps=apps, prefix="app"
     )
+    memory_form = MemoryGraphForm(
+        request.POST if kind == "memory" else None, project=project, prefix="memory"
+    )
+    if kind in ("memory", "extend"):
+        access_project(request.user, project_id, roles=BUILD_ROLES)
+    if kind == "memory" and memory_form.is_valid():
+        try:
+            do_build_memory_graph(
+                project, request.user, memory_form.params(), memory_form.filters()
+            )
+        except InvalidData as exc:
+            memory_form.add_error(None, str(exc))
+        else:
+            return redirect("project-graphs", project.pk)
+    extend_error = ""
+    if kind == "extend":
+        parent = access_memory_graph(request.user, request.POST.get("graph"))
+        try:
+            do_build_memory_graph(
+                project,
+                request.user,
+                None,  # an extension keeps the graph's parameters
+                parent.inputs.get("filters", {}),
+                extend=parent,
+            )
+        except InvalidData as exc:
+            extend_error = str(exc)
+        else:
+            return redirect("project-graphs", project.pk)
     if kind == "app":
         access_project(request.user, project_id, roles=BUILD_ROLES)
         if app_form.is_valid():
@@ -137,7 +225,9 @@ def project_graphs(request: HttpRequest, project_id: int) -> HttpResponse:
                 app_form.add_error(None, str(exc))
             else:
                 return redirect("project-graphs", project.pk)
-    context = _graphs_context(project, app_form=app_form, apps=apps)
+    context = _graphs_context(
+        project, app_form=app_form, memory_form=memory_form, apps=apps, extend_error=extend_error
+    )
     if request.htmx and request.htmx.target == "graph-versions":
         return render(request, "graphs/_versions.html", context)
     return render(request, "graphs/project_graphs.html", context)
@@ -248,3 +338,156 @@ def app_graph_edge(request: HttpRequest, graph_id: int, edge_id: str) -> HttpRes
         "more": max(0, len(edge.occurrences) - 50),
     }
     return render(request, "graphs/_app_edge_panel.html", context)
+
+
+# ---------------------------------------------------------------------------- memory graph view
+
+
+def _ready_memory_graph(user, graph_id) -> tuple[MemoryGraph, MemoryGraphData]:
+    graph = access_memory_graph(user, graph_id)
+    if graph.status != GraphStatus.READY or not graph.file:
+        raise Http404(f"memory graph v{graph.version} is {graph.status}, not ready")
+    return graph, load_graph(graph)
+
+
+def _screen_facts(project: Project, shas: set[str]) -> dict[str, tuple[str, str]]:
+    """Screenshot sha256 → (package, activity) as the project's screens show it."""
+    found = (
+        Screen.objects.filter(trajectory__project=project, screenshot_id__in=shas)
+        .values_list("screenshot_id", "package", "activity")
+        .order_by()
+    )
+    return {sha: (package, activity) for sha, package, activity in found}
+
+
+def _node_name(i: int, facts: tuple[str, str] | None) -> str:
+    activity = (facts[1] if facts else "").rsplit(".", 1)[-1]
+    return f"#{i} · {activity}" if activity else f"#{i}"
+
+
+@login_required
+@require_GET
+def memory_graph_view(request: HttpRequest, graph_id: int) -> HttpResponse:
+    graph, data = _ready_memory_graph(request.user, graph_id)
+    counts = [int(c) for c in data.counts[: data.node_count]]
+    refs = [m[0]["screenshot"] if m else "" for m in data.members]
+    # The drawing keeps the largest nodes; only theirs need the screens' facts.
+    largest = sorted(range(data.node_count), key=lambda i: -counts[i])[:2000]
+    facts = _screen_facts(graph.project, {refs[i] for i in largest if refs[i]})
+    nodes = [
+        DrawNode(
+            id=str(i),
+            label=_node_name(i, facts.get(refs[i])),
+            size=counts[i],
+            thumb=refs[i] if refs[i] in facts else "",
+            app=facts.get(refs[i], ("", ""))[0],
+        )
+        for i in range(data.node_count)
+    ]
+    app_of = {n.id: n.app for n in nodes}
+    edges = [
+        DrawEdge(
+            id=str(i),
+            source=str(e["source"]),
+            target=str(e["target"]),
+            label=e["intent"],
+            success=e["success"] or "uncertain",
+            count=1 + len(e.get("duplicates", [])),
+            apps=tuple(a for a in {app_of[str(e["source"])], app_of[str(e["target"])]} if a),
+        )
+        for i, e in enumerate(data.edges)
+    ]
+    context = {
+        "project": graph.project,
+        "graph": graph,
+        "drawing": draw(nodes, edges),
+        "kind": "memory",
+        "markers": MEMORY_MARKERS,
+        "export_url": reverse("api-graph-export", args=[graph.pk]),
+    }
+    return render(request, "graphs/graph_view.html", context)
+
+
+def _index(value: str, size: int, what: str) -> int:
+    try:
+        i = int(value)
+    except ValueError:
+        raise Http404(f"No such {what}") from None
+    if not 0 <= i < size:
+        raise Http404(f"No such {what}")
+    return i
+
+
+@login_required
+@require_GET
+def memory_graph_node(request: HttpRequest, graph_id: int, node_id: str) -> HttpResponse:
+    graph, data = _ready_memory_graph(request.user, graph_id)
+    node = _index(node_id, data.node_count, "node")
+    members = data.members[node][:PANEL_SCREENS]
+    ids = _trajectory_ids(graph.project, {m["trajectory"] for m in members})
+    shown = _screen_facts(graph.project, {m["screenshot"] for m in members})
+    outgoing = [(i, data.edges[i]) for i, e in enumerate(data.edges) if e["source"] == node]
+    context = {
+        "graph": graph,
+        "node": node,
+        "size": int(data.counts[node]),
+        "members": [(m, ids.get(m["trajectory"]), m["screenshot"] in shown) for m in members],
+        "more_members": len(data.members[node]) - len(members),
+        "outgoing": outgoing,
+    }
+    return render(request, "graphs/_memory_node_panel.html", context)
+
+
+@login_required
+@require_GET
+def memory_graph_edge(request: HttpRequest, graph_id: int, edge_id: str) -> HttpResponse:
+    graph, data = _ready_memory_graph(request.user, graph_id)
+    i = _index(edge_id, data.edge_count, "edge")
+    edge = data.edges[i]
+    origins = [
+        {"trajectory": edge["trajectory"], "start": edge["start"], "end": edge["end"]},
+        *edge.get("duplicates", []),
+    ]
+    ids = _trajectory_ids(graph.project, {o["trajectory"] for o in origins})
+    context = {
+        "graph": graph,
+        "edge_id": i,
+        "edge": edge,
+        "origins": [(o, ids.get(o["trajectory"])) for o in origins[:50]],
+        "more": max(0, len(origins) - 50),
+    }
+    return render(request, "graphs/_memory_edge_panel.html", context)
+
+
+class RetrieveForm(forms.Form):
+    screenshot = forms.FileField(label="Screenshot (PNG, JPEG or WebP)")
+    xml = forms.FileField(required=False, label="Its UI XML (optional)")
+    k = forms.IntegerField(min_value=1, max_value=MAX_K, label="k (nodes)")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_graph_retrieve(request: HttpRequest, graph_id: int) -> HttpResponse:
+    graph = access_memory_graph(request.user, graph_id)
+    form = RetrieveForm(
+        request.POST or None, request.FILES or None, initial={"k": graph.params.get("k", 1)}
+    )
+    result = None
+    if request.method == "POST" and form.is_valid():
+        xml = form.cleaned_data["xml"]
+        try:
+            result = retrieve_for_screen(
+                graph,
+                decode_upload(form.cleaned_data["screenshot"]),
+                decode_upload(xml) if xml else None,
+                form.cleaned_data["k"],
+            )
+        except InvalidData as exc:
+            form.add_error(None, str(exc))
+        else:
+            shas = {hit["screenshot"] for hit in result["nodes"] if hit["screenshot"]}
+            shown = _screen_facts(graph.project, shas)
+            for hit in result["nodes"]:
+                hit["shown"] = hit["screenshot"] in shown
+    context = {"project": graph.project, "graph": graph, "form": form, "result": result}
+    return render(request, "graphs/retrieve.html", context)

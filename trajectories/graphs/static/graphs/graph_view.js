@@ -122,4 +122,8 @@
   }
   filters.addEventListener("change", filter);
   filter();
+
+  // A link to #node-3 (from the retrieval page) opens that node.
+  const wanted = /^#node-(.+)$/.exec(window.location.hash);
+  if (wanted && svg.querySelector(`.node[data-node="${CSS.escape(wanted[1])}"]`)) openNode(wanted[1]);
 })();
