@@ -7,10 +7,14 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from fixtures.generate import SHOP, generate_dataset
+from fixtures.generate import SHOP, generate_dataset, generate_record
 from tests.conftest import shot
+from trajectories.blobs import read_blob
 from trajectories.graphs.appkg_jobs import do_start_app_graph
+from trajectories.graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
+from trajectories.models import Screen
+from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,4 +107,68 @@ def test_graphs_page_builds_an_app_graph(browser, live_server, bob, project, set
     page.wait_for_selector("#graph-svg .node")
     shot(page, "graphs-page-1440")
     no_overflow(page)
+    assert page.errors == []
+
+
+@pytest.fixture
+def memory_graph(project, bob):
+    for seed in range(4):
+        do_import_trajectory(project, generate_record(seed, steps=20))
+    graph = do_build_memory_graph(project, bob, {"k": 2}, queue=False)
+    run_job(graph.job_id)
+    graph.refresh_from_db()
+    assert graph.status == "ready"
+    return graph
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_memory_graph_click_a_node_an_edge_and_retrieve(
+    browser, live_server, bob, memory_graph, size, tmp_path
+):
+    page = page_as(browser, live_server, bob, size)
+    page.goto(f"{live_server.url}/projects/{memory_graph.project_id}/graphs/")
+    page.wait_for_load_state("networkidle")
+    shot(page, f"graphs-page-{size[0]}")
+    no_overflow(page)
+    page.click(".graph-versions a:text-is('View')")
+    page.wait_for_selector("#graph-svg .node")
+    assert page.locator("#graph-svg .node").count() == memory_graph.node_count
+    page.wait_for_load_state("networkidle")
+    shot(page, f"memory-graph-{size[0]}")
+    no_overflow(page)
+    # The largest state: its member screens and the subgoals tried from it.
+    page.locator("#graph-svg .node").first.click()
+    page.wait_for_selector("#graph-panel [data-panel-node] .member-grid img")
+    assert "Outgoing subgoals" in page.inner_text("#graph-panel")
+    shot(page, f"memory-graph-node-{size[0]}")
+    # A subgoal edge drawn in green (succeeded) opens with the trajectories it came from.
+    page.locator("#graph-svg .edge-group.success-yes .edge-hit").first.click(force=True)
+    page.wait_for_selector("#graph-panel [data-panel-edge]")
+    assert page.locator("#graph-panel .origin-list a[href*='/trajectories/']").count() >= 1
+    assert "yes" in page.inner_text("#graph-panel .pill")
+    shot(page, f"memory-graph-edge-{size[0]}")
+    no_overflow(page)
+    # Hiding successful subgoals hides the green edges.
+    page.uncheck("input[name=success][value=yes]")
+    assert page.locator("#graph-svg .edge-group.success-yes:not(.filtered)").count() == 0
+    # Retrieval: upload a member screen of a known state; it comes back first.
+    member = Screen.objects.filter(trajectory__project=memory_graph.project).first()
+    png = tmp_path / "screen.png"
+    png.write_bytes(read_blob(member.screenshot))
+    xml = tmp_path / "screen.xml"
+    xml.write_bytes(read_blob(member.ui_xml))
+    page.click("text=Retrieve")
+    page.set_input_files("#id_screenshot", str(png))
+    page.set_input_files("#id_xml", str(xml))
+    page.click("#retrieve-form button[type=submit]")
+    page.wait_for_selector("#memory-block")
+    assert page.inner_text("#memory-block").startswith("Memory:")
+    assert page.locator(".retrieved .hit").count() == 2
+    first = page.inner_text(".retrieved .hit h3")
+    assert "similarity 1.000" in first or "similarity 0.9" in first
+    page.wait_for_load_state("networkidle")
+    shot(page, f"retrieve-{size[0]}")
+    no_overflow(page)
+    page.click("#copy-memory")
+    page.wait_for_selector("#copy-memory:text-is('Copied')")
     assert page.errors == []

@@ -128,7 +128,7 @@ class MemoryGraphForm(FilterFields):
     granularity = forms.ChoiceField(
         initial="subgoal",
         choices=[
-            (g, {"subgoal": "a subgoal", "action": "an action", "task": "a trajectory"}[g])
+            (g, {"subgoal": "subgoal", "action": "action", "task": "trajectory"}[g])
             for g in GRANULARITIES
         ],
         label="An edge is",
