@@ -148,8 +148,10 @@ def _edge_path(a: DrawNode, b: DrawNode, bend: float, loop: int = 0) -> str:
     return f"M{x1:.1f},{y1:.1f} Q{mx:.1f},{my:.1f} {x2:.1f},{y2:.1f}"
 
 
-def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int = MAX_DRAWN) -> Drawing:
-    """Lay the graph out; past ``max_nodes`` only the largest nodes (and their edges) are kept."""
+def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int | None = None) -> Drawing:
+    """Lay the graph out; past ``max_nodes`` (default :data:`MAX_DRAWN`) only the largest nodes
+    (and the edges between them) are kept."""
+    max_nodes = MAX_DRAWN if max_nodes is None else max_nodes
     total_nodes, total_edges = len(nodes), len(edges)
     apps = sorted({n.app for n in nodes if n.app})
     kept = sorted(nodes, key=lambda n: -n.size)[:max_nodes]
