@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MAX_DRAWN = 300  # nodes drawn at most; more is unreadable and slow to lay out on the server
-ITERATIONS = 160
+ITERATIONS = 120
 
 
 @dataclass
@@ -95,19 +95,20 @@ def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) ->
     # Start on a spiral (the first, largest nodes in the middle), with a little noise.
     angles = np.arange(n) * 2.399963  # the golden angle
     radii = side * 0.45 * np.sqrt((np.arange(n) + 0.5) / n)
-    pos = np.stack([np.cos(angles) * radii, np.sin(angles) * radii], axis=1)
-    pos += rng.normal(0, side * 0.01, pos.shape)
+    pos = np.stack([np.cos(angles) * radii, np.sin(angles) * radii], axis=1).astype(np.float32)
+    pos += rng.normal(0, side * 0.01, pos.shape).astype(np.float32)
     if n == 1:
         return pos
     k = side / math.sqrt(n) * 0.9  # the ideal distance
     links = np.array(pairs, dtype=int).reshape(-1, 2)
     temperature = side / 8
     for _ in range(ITERATIONS):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.sqrt((delta**2).sum(axis=2)) + 1e-6
-        np.fill_diagonal(dist, np.inf)
-        push = (k * k / dist**2)[:, :, None] * delta
-        move = push.sum(axis=1)
+        dx = pos[:, 0, None] - pos[None, :, 0]
+        dy = pos[:, 1, None] - pos[None, :, 1]
+        dist2 = dx * dx + dy * dy + 1e-3
+        np.fill_diagonal(dist2, np.inf)
+        force = (k * k) / dist2
+        move = np.stack([(force * dx).sum(axis=1), (force * dy).sum(axis=1)], axis=1)
         if len(links):
             d = pos[links[:, 0]] - pos[links[:, 1]]
             length = np.sqrt((d**2).sum(axis=1))[:, None] + 1e-6
