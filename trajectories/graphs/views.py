@@ -120,10 +120,7 @@ class MemoryGraphForm(FilterFields):
     embedder = forms.ChoiceField(initial=DEFAULT_PARAMS["embedder"])
     structure = forms.ChoiceField(
         initial="graph",
-        choices=[
-            (s, {"graph": "graph (merge states)", "flat": "flat (no merging)"}[s])
-            for s in STRUCTURES
-        ],
+        choices=[(s, {"graph": "graph", "flat": "flat (no merging)"}[s]) for s in STRUCTURES],
     )
     granularity = forms.ChoiceField(
         initial="subgoal",
