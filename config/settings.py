@@ -294,6 +294,8 @@ SPECTACULAR_SETTINGS = {
         "GraphStatusEnum": "trajectories.graphs.models.GraphStatus",
         # A terminate status (actions, finishing a recording) is one enum.
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
+        # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.
+        "SubgoalSuccessEnum": "trajectories.models.SubgoalSuccess",
     },
 }
 

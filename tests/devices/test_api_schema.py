@@ -2,9 +2,10 @@
 
 Schemathesis reads the schema Waypoint serves and sends each operation valid and invalid
 requests (bodies, query strings, path ids), half of them naming real objects: alice's project,
-its task, a labelled trajectory, a job, a member, and the virtual device she drives. Every answer
-must be no server error and agree with the schema: a documented status code and content type, a
-body of the documented shape, invalid input refused, valid input not refused as invalid.
+its task, a labelled trajectory, a job, a memory graph, a member, and the virtual device she
+drives. Every answer must be no server error and agree with the schema: a documented status code
+and content type, a body of the documented shape, invalid input refused, valid input not refused
+as invalid.
 
 It lives beside the device tests for their adb server; it drives a virtual phone of its own.
 """
@@ -32,6 +33,8 @@ from devices.virtual import VirtualDevice
 from tests.conftest import require_chromium
 from tests.devices.conftest import free_port, grant
 from tests.trajectories.builders import make_record
+from trajectories.graphs.services import do_build_memory_graph
+from trajectories.jobs import run_job
 from trajectories.models import AnchorLink, Job, JobKind
 from trajectories.services import do_import_trajectory
 
@@ -80,6 +83,8 @@ def world(project, alice, bob, adb_servers, own_device, settings):
     grant(device.serial, project)
     lease = do_take_device(device.serial, adb_servers[0], alice)
     subgoal = trajectory.subgoals.order_by("start").first()
+    graph = do_build_memory_graph(project, alice, queue=False)
+    run_job(graph.job_id)
     return {
         "project_id": project.pk,
         "task_id": trajectory.task_id,
@@ -94,6 +99,7 @@ def world(project, alice, bob, adb_servers, own_device, settings):
         "link_id": AnchorLink.objects.filter(source__trajectory=trajectory).first().pk,
         "sha256": trajectory.screens.first().screenshot_id,
         "lease": lease,
+        "graph_id": graph.pk,
     }
 
 

@@ -91,7 +91,7 @@ def test_export_then_import_then_export_gives_the_same_json(
     broken = client.post(
         f"/api/v1/projects/{project.pk}/graphs/import", exported, content_type="application/json"
     )
-    assert broken.status_code == 400
+    assert broken.status_code == 422
     assert broken.json() == {"detail": "edges[0].source: no node 1000000"}
     wrong = client.post(
         f"/api/v1/projects/{project.pk}/graphs/import", {"a": 1}, content_type="application/json"

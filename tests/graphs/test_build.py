@@ -199,3 +199,23 @@ def test_the_command_builds_and_extends_here_with_now(project, generated):
         call_command("build_memory_graph", "--project", str(project.pk), "--extend", "1")
     with pytest.raises(CommandError, match="tau: must be between 0 and 1, got 3"):
         call_command("build_memory_graph", "--project", str(project.pk), "--tau", "3")
+
+
+@pytest.mark.django_db
+def test_a_build_whose_trajectory_went_away_fails_with_the_reason(
+    project, alice, generated, django_capture_on_commit_callbacks
+):
+    from trajectories.jobs import run_job
+
+    with django_capture_on_commit_callbacks(execute=False):
+        graph = do_build_memory_graph(project, alice)
+    gone = generated[2]
+    gone_uid = str(gone.uid)
+    gone.delete()
+    run_job(graph.job_id)
+    graph.refresh_from_db()
+    graph.job.refresh_from_db()
+    message = f"trajectory {gone_uid} was deleted before the build ran"
+    assert (graph.status, graph.message) == ("failed", message)
+    assert (graph.job.status, graph.job.message) == ("failed", message)
+    assert not graph.file

@@ -58,6 +58,8 @@ def check_export_request(
         return {}, None
     if fmt == "stamp-sft":
         options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
+    elif fmt == "androtmem":
+        options = {k: v for k, v in androtmem.check_options(options).items() if v}
     else:
         options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
     Split.parse(split, "train")

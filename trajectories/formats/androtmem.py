@@ -27,7 +27,14 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..models import Intent, Trajectory
-from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
+from .dataset import (
+    DatasetWriter,
+    Split,
+    card_counts,
+    check_memory_graph_option,
+    check_plain_options,
+    describe_filter,
+)
 from .waypoint import iter_records
 
 FORMAT = "androtmem"
@@ -86,8 +93,20 @@ def _finish_content(anchor: dict[str, Any]) -> str:
     return content
 
 
-def task_record(record: dict[str, Any], image_of: Callable[[str], str]) -> dict[str, Any]:
-    """The AndroTMem task record of a native record; ``image_of(blob)`` copies an image."""
+def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    """parquet, and memory_graph: a graph version whose memory block each step gets."""
+    options = dict(options or {})
+    version = check_memory_graph_option(options.pop("memory_graph", None))
+    return {**check_plain_options(FORMAT, options), "memory_graph": version}
+
+
+def task_record(
+    record: dict[str, Any],
+    image_of: Callable[[str], str],
+    memory_blocks: dict[int, str] | None = None,
+) -> dict[str, Any]:
+    """The AndroTMem task record of a native record; ``image_of(blob)`` copies an image;
+    ``memory_blocks`` (by step index) become each step's ``memory_block``."""
     task_id = record["id"]
     anchors_at: dict[int, list[dict]] = {}
     step_of_anchor = {}
@@ -112,6 +131,11 @@ def task_record(record: dict[str, Any], image_of: Callable[[str], str]) -> dict[
                 "width": screen["width"],
                 "height": screen["height"],
                 "summary": step["summary"],
+                **(
+                    {"memory_block": memory_blocks.get(index, "")}
+                    if memory_blocks is not None
+                    else {}
+                ),
                 "actionForm": action_form(step["action"], step["target"]),
                 "extra_info": {
                     "status": [
@@ -168,8 +192,13 @@ def export_androtmem(
     split: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the trajectories as AndroTMem-Bench task records into the new folder ``dest``."""
-    opts = check_plain_options(FORMAT, options)
+    opts = check_options(options)
     division = Split.parse(split, "test")
+    step_memory = None
+    if opts["memory_graph"] is not None:
+        from ..graphs.exports import StepMemory
+
+        step_memory = StepMemory(trajectories, opts["memory_graph"])
     assignment = division.assign(trajectories)
     total = len(assignment)
     per_split: dict[str, Counter] = {name: Counter() for name in division.names}
@@ -182,7 +211,8 @@ def export_androtmem(
     ) as writer:
         for record in iter_records(trajectories, lean=True):
             name = assignment[record["id"]]
-            task = task_record(record, writer.image)
+            blocks = step_memory.blocks(record) if step_memory else None
+            task = task_record(record, writer.image, blocks)
             writer.write(name, task)
             for step in task["steps"]:
                 form = step["actionForm"]

@@ -387,6 +387,16 @@ def check_plain_options(fmt: str, options: dict[str, Any] | None) -> dict[str, A
     return {"parquet": parquet}
 
 
+def check_memory_graph_option(value: Any) -> int | None:
+    """``memory_graph``: the version of the project's memory graph whose retrieval memory block
+    each step gets (stamp-sft, androtmem); None for none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidData(f"options.memory_graph: must be a graph version (1, 2, …), got {value!r}")
+    return value
+
+
 def describe_filter(filters: dict[str, Any] | None) -> str:
     if not filters:
         return "every trajectory of the project (second annotators' copies excluded)"

@@ -28,7 +28,13 @@ from django.db.models import QuerySet
 
 from ..models import Step, Trajectory
 from ..validation import InvalidData
-from .dataset import DatasetWriter, Split, card_counts, describe_filter
+from .dataset import (
+    DatasetWriter,
+    Split,
+    card_counts,
+    check_memory_graph_option,
+    describe_filter,
+)
 from .waypoint import iter_records
 
 FORMAT = "stamp-sft"
@@ -139,12 +145,14 @@ def sample_lines(
     k: int = DEFAULT_K,
     thought: bool = True,
     trainable_only: bool = True,
+    memory_blocks: dict[int, str] | None = None,
 ) -> list[tuple[dict[str, Any], str]]:
     """(step, JSONL line) for every step of a native record that becomes a sample.
 
     A line is ``{"messages": [...], "images": [...]}`` exactly as ``json.dumps`` writes it
     (no spaces, UTF-8 kept); the messages each step repeats in later samples (its assistant
-    output, its screenshot) are encoded once.
+    output, its screenshot) are encoded once. ``memory_blocks`` (by step index): the retrieval
+    memory put before the current step's screenshot.
     """
     screens = record["screens"]
     steps = record["steps"]
@@ -169,9 +177,13 @@ def sample_lines(
         first_full = max(0, t - k)
         prompt = USER_PROMPT.format(goal=goal, history="\n".join(lines_of_history[:first_full]))
         messages = [SYSTEM_MESSAGE]
+        memory = (memory_blocks or {}).get(step["index"])
         for turn in range(first_full, t + 1):
+            image = f"{memory}\n{IMAGE}" if memory and turn == t else IMAGE
             if turn == first_full:
-                messages.append(_encoded({"role": "user", "content": f"{prompt}\n{IMAGE}"}))
+                messages.append(_encoded({"role": "user", "content": f"{prompt}\n{image}"}))
+            elif image != IMAGE:
+                messages.append(_encoded({"role": "user", "content": image}))
             else:
                 messages.append(IMAGE_TURN)
             messages.append(outputs[turn])
@@ -197,7 +209,15 @@ def _option(options: dict[str, Any], name: str, kind: type, default: Any, check=
     return value
 
 
-KNOWN_OPTIONS = ("k", "max_side", "memory_ratio", "parquet", "thought", "trainable_only")
+KNOWN_OPTIONS = (
+    "k",
+    "max_side",
+    "memory_ratio",
+    "parquet",
+    "thought",
+    "trainable_only",
+    "memory_graph",
+)
 
 
 def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
@@ -218,6 +238,7 @@ def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
         "thought": _option(options, "thought", bool, True),
         "trainable_only": _option(options, "trainable_only", bool, True),
         "parquet": _option(options, "parquet", bool, False),
+        "memory_graph": check_memory_graph_option(options.get("memory_graph")),
     }
 
 
@@ -269,6 +290,7 @@ def export_stamp_sft(
     division = Split.parse(split, "train")
     assignment = division.assign(trajectories)
     repeats = _repeats(trajectories, opts["memory_ratio"], opts["trainable_only"])
+    step_memory = _step_memory(trajectories, opts["memory_graph"])
     total = len(assignment)
     per_split: dict[str, Counter] = {name: Counter() for name in division.names}
     apps: dict[str, Counter] = {}
@@ -289,6 +311,7 @@ def export_stamp_sft(
                 k=opts["k"],
                 thought=opts["thought"],
                 trainable_only=opts["trainable_only"],
+                memory_blocks=step_memory.blocks(record) if step_memory else None,
             )
             for step, line in pairs:
                 is_memory = bool(step["memory"].strip())
@@ -320,6 +343,25 @@ def export_stamp_sft(
     return counts
 
 
+def _step_memory(trajectories: QuerySet[Trajectory], version: int | None):
+    """The memory blocks of the project's graph ``version`` (None: no memory blocks)."""
+    if version is None:
+        return None
+    from ..graphs.exports import StepMemory
+
+    return StepMemory(trajectories, version)
+
+
+def _memory_line(opts) -> str:
+    if not opts["memory_graph"]:
+        return ""
+    return (
+        f"- Memory: each sample's current screenshot follows the retrieval memory block of the "
+        f"project's memory graph v{opts['memory_graph']}, without the subgoals and states of "
+        "trajectories of the sample's own task.\n"
+    )
+
+
 def _card(counts, per_split, apps, opts, filters, division, repeats) -> str:
     names = division.names
     files = ", ".join(f'"{n}": "{n}.jsonl"' for n in names)
@@ -345,7 +387,7 @@ chat sample per {"trainable " if opts["trainable_only"] else ""}step, in the
         else "at full size"
     }.
 - Coordinates: 0-1000 on both axes (the `mobile_use` screen is 1000x1000).
-
+{_memory_line(opts)}
 ## Counts
 
 {card_counts(per_split, apps, "samples")}

@@ -31,15 +31,27 @@ class NodeIndex:
     def of(cls, graph: MemoryGraphData) -> NodeIndex:
         return cls(graph, np.ascontiguousarray(graph.unit_means()), graph.outgoing())
 
-    def nearest(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nodes of highest cosine with the unit vector ``query``, best first."""
+    def nearest(
+        self, query: np.ndarray, k: int, skip: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` nodes of highest cosine with the unit vector ``query``, best first;
+        ``skip`` is a mask of nodes left out."""
         n = len(self.means)
         if not n:
             return []
         scores = self.means @ np.asarray(query, dtype=np.float32)
+        if skip is not None:
+            scores[skip] = -np.inf
+            n = int(len(scores) - skip.sum())
+            if not n:
+                return []
         k = min(k, n)
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+        if k < len(scores):
+            top = np.argpartition(-scores, k - 1)[:k]
+        else:
+            top = np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
+        top = top[np.isfinite(scores[top])]
         return [(int(i), float(scores[i])) for i in top]
 
 

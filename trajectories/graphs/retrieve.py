@@ -33,14 +33,26 @@ class Hit(TypedDict):
     subgoals: list[Subgoal]
 
 
-def retrieve(index: NodeIndex, query: np.ndarray, k: int) -> list[Hit]:
-    """The ``k`` nodes most like the query screen's vector, each with its outgoing subgoals."""
+def retrieve(
+    index: NodeIndex,
+    query: np.ndarray,
+    k: int,
+    *,
+    skip_nodes: np.ndarray | None = None,
+    skip_task: str | None = None,
+) -> list[Hit]:
+    """The ``k`` nodes most like the query screen's vector, each with its outgoing subgoals.
+
+    ``skip_nodes`` (a mask) and ``skip_task`` leave out nodes and subgoals, as if the graph had
+    been built without a task's trajectories (for exports: nothing of the answer leaks)."""
     graph = index.graph
     hits: list[Hit] = []
-    for node, score in index.nearest(query, k):
+    for node, score in index.nearest(query, k, skip=skip_nodes):
         subgoals: list[Subgoal] = []
         for i in index.outgoing[node]:
             edge = graph.edges[i]
+            if skip_task is not None and edge["task"] == skip_task:
+                continue
             subgoals.append(
                 {
                     "intent": edge["intent"],

@@ -7,6 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from trajectories.models import SubgoalSuccess
 from trajectories.serializers import FiltersField, JobSerializer, absolute
 from trajectories.validation import MAX_INT
 
@@ -136,7 +137,7 @@ class RetrievedSubgoalSerializer(serializers.Serializer):
     intent = serializers.CharField()
     effect = serializers.CharField()
     behaviour = serializers.CharField()
-    success = serializers.ChoiceField(choices=["yes", "no", "uncertain"])
+    success = serializers.ChoiceField(choices=SubgoalSuccess.choices)
     target = serializers.IntegerField(help_text="The node the subgoal ended at.")
     trajectory = serializers.CharField(help_text="The trajectory it came from (its uid).")
     start = serializers.IntegerField()

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trajectories.validation import InvalidData, InvalidRequest
+from trajectories.validation import InvalidData
 
 from .build import MemoryGraphData, check_params
 
@@ -69,13 +69,13 @@ def _b64(vector: np.ndarray) -> str:
 
 def _from_b64(text: Any, dim: int, where: str) -> np.ndarray:
     if not isinstance(text, str):
-        raise InvalidRequest(f"{where}: must be base64 text of float32 values")
+        raise InvalidData(f"{where}: must be base64 text of float32 values")
     try:
         raw = base64.b64decode(text, validate=True)
     except ValueError:
-        raise InvalidRequest(f"{where}: not base64") from None
+        raise InvalidData(f"{where}: not base64") from None
     if len(raw) != 4 * dim:
-        raise InvalidRequest(f"{where}: {len(raw) // 4} values, expected {dim}")
+        raise InvalidData(f"{where}: {len(raw) // 4} values, expected {dim}")
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
@@ -104,20 +104,26 @@ def export_graph(graph: MemoryGraphData, inputs: dict[str, Any]) -> dict[str, An
 
 def _need(mapping: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
     if not isinstance(mapping, dict) or name not in mapping:
-        raise InvalidRequest(f"{where}: missing {name!r}")
+        raise InvalidData(f"{where}: missing {name!r}")
     value = mapping[name]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-        raise InvalidRequest(f"{where}.{name}: wrong type ({type(value).__name__})")
+        raise InvalidData(f"{where}.{name}: wrong type ({type(value).__name__})")
     return value
 
 
 def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
-    """A graph and its inputs from an export; every field checked, the place of a bad one named."""
+    """A graph and its inputs from an export; every field checked, the place of a bad one named.
+
+    A bad export is well-formed JSON with the wrong content (like an archive that is not one):
+    :class:`InvalidData`, a 422."""
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-        raise InvalidRequest(f"format: not a memory graph export (expected {EXPORT_FORMAT!r})")
+        raise InvalidData(f"format: not a memory graph export (expected {EXPORT_FORMAT!r})")
     if doc.get("format_version") != EXPORT_VERSION:
-        raise InvalidRequest(f"format_version: must be {EXPORT_VERSION}")
-    params = check_params(_need(doc, "params", dict, "graph"))
+        raise InvalidData(f"format_version: must be {EXPORT_VERSION}")
+    try:
+        params = check_params(_need(doc, "params", dict, "graph"))
+    except InvalidData as exc:  # the file's content, not the request, is wrong: a 422
+        raise InvalidData(str(exc)) from None
     embedder = _need(doc, "embedder", dict, "graph")
     dim = _need(embedder, "dim", int, "embedder")
     text_dim = _need(embedder, "text_dim", int, "embedder")
@@ -126,7 +132,7 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
         raise InvalidData(f"embedder.name: {name!r} is not the params' {params['embedder']!r}")
     inputs = doc.get("inputs") or {}
     if not isinstance(inputs, dict):
-        raise InvalidRequest("inputs: must be an object")
+        raise InvalidData("inputs: must be an object")
     nodes = _need(doc, "nodes", list, "graph")
     edges = _need(doc, "edges", list, "graph")
     sums = np.zeros((len(nodes), dim), dtype=np.float32)
@@ -135,7 +141,7 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
     for i, node in enumerate(nodes):
         where = f"nodes[{i}]"
         if _need(node, "index", int, where) != i:
-            raise InvalidRequest(f"{where}.index: must be {i} (nodes in order)")
+            raise InvalidData(f"{where}.index: must be {i} (nodes in order)")
         counts[i] = _need(node, "size", int, where)
         sums[i] = _from_b64(node.get("sum"), dim, f"{where}.sum")
         node_members = _need(node, "members", list, where)
@@ -151,17 +157,17 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
         for end in ("source", "target"):
             value = _need(edge, end, int, where)
             if not 0 <= value < len(nodes):
-                raise InvalidRequest(f"{where}.{end}: no node {value}")
+                raise InvalidData(f"{where}.{end}: no node {value}")
         for text in ("intent", "effect", "behaviour", "task", "trajectory"):
             _need(edge, text, str, where)
         if _need(edge, "success", str, where) not in SUCCESS_LABELS:
-            raise InvalidRequest(f"{where}.success: must be one of {', '.join(SUCCESS_LABELS)}")
+            raise InvalidData(f"{where}.success: must be one of {', '.join(SUCCESS_LABELS)}")
         _need(edge, "duplicates", list, where)
         vectors[i] = _from_b64(edge.get("intent_vector"), text_dim, f"{where}.intent_vector")
         kept.append({k: v for k, v in edge.items() if k != "intent_vector"})
     trajectories = inputs.get("trajectories", [])
     if not isinstance(trajectories, list) or not all(isinstance(t, str) for t in trajectories):
-        raise InvalidRequest("inputs.trajectories: must be a list of trajectory ids")
+        raise InvalidData("inputs.trajectories: must be a list of trajectory ids")
     graph = MemoryGraphData(
         params=params,
         embedder={k: v for k, v in embedder.items() if k not in ("dim", "text_dim")},
