@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -10,8 +12,10 @@ from tests.graphs.conftest import build_now, import_generated
 from trajectories.graphs import drawing
 from trajectories.graphs.appkg_jobs import do_start_app_graph
 from trajectories.graphs.drawing import DrawEdge, DrawNode, draw
+from trajectories.graphs.index import load_graph
 from trajectories.graphs.models import AppGraph, MemoryGraph
 from trajectories.jobs import run_job
+from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
@@ -228,3 +232,33 @@ def test_the_layout_keeps_the_largest_nodes_inside_the_canvas():
         if abs(a.x - b.x) < 20 and abs(a.y - b.y) < 20
     )
     assert close < len(drawn.nodes) // 20
+
+
+def test_every_member_screen_links_to_a_page_that_exists(graphs, bob):
+    memory, app = graphs
+    client = as_user(bob)
+    data = load_graph(memory)
+    final = next(
+        (node, m)
+        for node, members in enumerate(data.members)
+        for m in members
+        if m["step"] == Trajectory.objects.get(uid=m["trajectory"]).step_count
+    )
+    panel = client.get(f"/graphs/{memory.pk}/nodes/{final[0]}/").content.decode()
+    links = re.findall(r'<a href="(/trajectories/[^"]+)" title', panel)
+    assert links
+    for link in links:
+        assert client.get(link).status_code == 200, link
+
+
+def test_the_versions_list_refreshes_while_a_build_runs(project, bob):
+    import_generated(project, range(1))
+    graph = do_start_app_graph(project, SHOP, bob)  # queued: no worker runs it here
+    client = as_user(bob)
+    headers = {"HX-Request": "true", "HX-Target": "graph-versions"}
+    fragment = client.get(f"/projects/{project.pk}/graphs/", headers=headers).content.decode()
+    assert "<html" not in fragment and 'hx-trigger="every 2s' in fragment
+    assert "Queued" in fragment
+    run_job(graph.job_id)
+    fragment = client.get(f"/projects/{project.pk}/graphs/", headers=headers).content.decode()
+    assert "hx-trigger" not in fragment and "Ready" in fragment

@@ -281,16 +281,28 @@ def app_graph_view(request: HttpRequest, graph_id: int) -> HttpResponse:
     return render(request, "graphs/graph_view.html", context)
 
 
-def _trajectory_ids(project: Project, keys: set[str]) -> dict[str, int]:
-    """Trajectory keys (uids) of a graph → ids in the project, for links."""
+def _trajectory_ids(project: Project, keys: set[str]) -> dict[str, tuple[int, int]]:
+    """Trajectory keys (uids) of a graph → (id, step count) in the project, for links."""
     valid = set()
     for key in keys:
         try:
             valid.add(str(Trajectory._meta.get_field("uid").to_python(key)))
         except Exception:  # noqa: BLE001 - an imported graph may name anything; no link then
             continue
-    found = Trajectory.objects.filter(project=project, uid__in=valid).values_list("uid", "pk")
-    return {str(uid): pk for uid, pk in found}
+    found = Trajectory.objects.filter(project=project, uid__in=valid).values_list(
+        "uid", "pk", "step_count"
+    )
+    return {str(uid): (pk, count) for uid, pk, count in found}
+
+
+def _screen_link(ids: dict[str, tuple[int, int]], trajectory: str, step: int) -> str:
+    """The step a screen is shown before; the final screen's link is its trajectory."""
+    if trajectory not in ids:
+        return ""
+    pk, count = ids[trajectory]
+    if step < count:
+        return reverse("step-detail", args=[pk, step])
+    return reverse("trajectory-detail", args=[pk])
 
 
 @login_required
@@ -309,7 +321,7 @@ def app_graph_node(request: HttpRequest, graph_id: int, node_id: str) -> HttpRes
     context = {
         "graph": graph,
         "node": node,
-        "members": [(m, ids.get(m.trajectory)) for m in members],
+        "members": [(m, _screen_link(ids, m.trajectory, m.step)) for m in members],
         "more_members": len(node.members) - len(members),
         "outgoing": [(e, names.get(e.target, e.target)) for e in outgoing],
     }
@@ -331,7 +343,9 @@ def app_graph_edge(request: HttpRequest, graph_id: int, edge_id: str) -> HttpRes
         "edge": edge,
         "source": names.get(edge.source, edge.source),
         "target": names.get(edge.target, edge.target),
-        "occurrences": [(o, ids.get(o.trajectory)) for o in edge.occurrences[:50]],
+        "occurrences": [
+            (o, _screen_link(ids, o.trajectory, o.step)) for o in edge.occurrences[:50]
+        ],
         "more": max(0, len(edge.occurrences) - 50),
     }
     return render(request, "graphs/_app_edge_panel.html", context)
@@ -428,7 +442,10 @@ def memory_graph_node(request: HttpRequest, graph_id: int, node_id: str) -> Http
         "graph": graph,
         "node": node,
         "size": int(data.counts[node]),
-        "members": [(m, ids.get(m["trajectory"]), m["screenshot"] in shown) for m in members],
+        "members": [
+            (m, _screen_link(ids, m["trajectory"], m["step"]), m["screenshot"] in shown)
+            for m in members
+        ],
         "more_members": len(data.members[node]) - len(members),
         "outgoing": outgoing,
     }
@@ -450,7 +467,14 @@ def memory_graph_edge(request: HttpRequest, graph_id: int, edge_id: str) -> Http
         "graph": graph,
         "edge_id": i,
         "edge": edge,
-        "origins": [(o, ids.get(o["trajectory"])) for o in origins[:50]],
+        "origins": [
+            (
+                o,
+                ids.get(o["trajectory"], (None, 0))[0],
+                _screen_link(ids, o["trajectory"], o["start"]),
+            )
+            for o in origins[:50]
+        ],
         "more": max(0, len(origins) - 50),
     }
     return render(request, "graphs/_memory_edge_panel.html", context)
