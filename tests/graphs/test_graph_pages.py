@@ -262,3 +262,9 @@ def test_the_versions_list_refreshes_while_a_build_runs(project, bob):
     run_job(graph.job_id)
     fragment = client.get(f"/projects/{project.pk}/graphs/", headers=headers).content.decode()
     assert "hx-trigger" not in fragment and "Ready" in fragment
+
+
+def test_a_finished_build_job_links_to_the_graphs(graphs, bob, project):
+    _, app = graphs
+    page = as_user(bob).get(f"/jobs/{app.job_id}/").content.decode()
+    assert f'<a href="/projects/{project.pk}/graphs/">See the graph</a>' in page
