@@ -9,8 +9,9 @@ verification is an image signature:
 1. candidates are the app's nodes with the same activity (when both screens name one) whose
    reference screen's structure is similar enough (the same ``structure_signature``, or a Jaccard
    similarity of the sets of structure tokens at least ``structure_threshold``);
-2. the best candidate is verified by look: the similarity of a coarse grey image signature with
-   the node's reference screenshot must be at least ``look_threshold``;
+2. the best candidate is verified by look: the correlation of a coarse grey thumbnail (the
+   default embedder's ``image_signature``) with the node's reference screenshot must be at least
+   ``look_threshold``;
 3. a screen that no node takes starts a new node (its first screen becomes the reference).
 
 Every step becomes an edge from its screen's node to the next screen's node, with the action, the
@@ -28,21 +29,20 @@ bytes.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
+import numpy as np
 
 from ..uixml import UIElement, UITree, UIXmlError, parse_ui_xml
 from ..validation import InvalidData
+from .embedders import image_signature
 
 FORMAT = "waypoint-app-graph"
 FORMAT_VERSION = 1
 
-LOOK_SIZE = (12, 24)  # the image signature: a grey thumbnail of this many pixels (w, h)
 DELTA_FIELDS = ("text", "content_desc", "checked", "selected", "focused", "enabled", "password")
 MAX_DELTA = 40  # changed fields kept per self-loop (the count says how many there were)
 MAX_INTERACTABLES = 40
@@ -53,7 +53,7 @@ class AppGraphParams:
     """How screens are merged into states."""
 
     structure_threshold: float = 0.8
-    look_threshold: float = 0.7
+    look_threshold: float = 0.5
     use_activity: bool = True
 
     @classmethod
@@ -99,14 +99,15 @@ class AppGraphParams:
 
 @dataclass
 class ScreenInput:
-    """One observed screen; ``screenshot`` may be left out when ``look`` is given."""
+    """One observed screen; ``screenshot`` may be left out when ``look`` (its
+    :func:`~trajectories.graphs.embedders.image_signature`) is given."""
 
     sha256: str
     package: str = ""
     activity: str = ""
     ui_xml: bytes | None = None
     screenshot: bytes | None = None
-    look: tuple[int, ...] | None = None
+    look: np.ndarray | None = None
 
 
 @dataclass
@@ -131,22 +132,11 @@ class TrajectoryInput:
 # ----------------------------------------------------------------------------------- signals
 
 
-def look_signature(data: bytes, where: str = "screenshot") -> tuple[int, ...]:
-    """A coarse grey thumbnail: what the screen looks like, without its small text."""
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.draft("L", (LOOK_SIZE[0] * 4, LOOK_SIZE[1] * 4))
-            small = image.convert("L").resize(LOOK_SIZE, Image.Resampling.BOX)
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise InvalidData(f"{where}: not a readable image ({exc})") from None
-    return tuple(small.tobytes())
-
-
-def look_similarity(a: tuple[int, ...], b: tuple[int, ...]) -> float:
-    """1 for identical signatures, 0 for black against white."""
-    if not a or not b or len(a) != len(b):
+def look_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """The correlation of two image signatures (1: the same look)."""
+    if a.size == 0 or b.size == 0 or a.shape != b.shape:
         return 0.0
-    return 1.0 - sum(abs(x - y) for x, y in zip(a, b, strict=True)) / (255.0 * len(a))
+    return float(a @ b)
 
 
 def _structure_tokens(tree: UITree) -> frozenset[str]:
@@ -170,7 +160,7 @@ class _Screen:
     tree: UITree | None
     signature: str
     tokens: frozenset[str]
-    look: tuple[int, ...]
+    look: np.ndarray
 
 
 # ------------------------------------------------------------------------------------ output
@@ -503,9 +493,9 @@ def _prepare(screen: ScreenInput, where: str, stats: dict[str, int]) -> _Screen:
         except UIXmlError:
             stats["unreadable_xml"] += 1  # placed by its look alone, like a screen without XML
     if screen.look is not None:
-        look = tuple(screen.look)
+        look = np.asarray(screen.look, dtype=np.float32)
     elif screen.screenshot is not None:
-        look = look_signature(screen.screenshot, f"{where} screenshot {screen.sha256[:12]}")
+        look = image_signature(screen.screenshot, f"{where} screenshot {screen.sha256[:12]}")
     else:
         raise InvalidData(f"{where}: screen {screen.sha256[:12]} has neither screenshot nor look")
     return _Screen(
@@ -530,7 +520,7 @@ def build_app_graph(
         raise InvalidData("app: name the app (package) to build the graph of")
     params = params or AppGraphParams()
     builder = _Builder(app, params)
-    looks: dict[str, tuple[int, ...]] = {}  # screenshots shared between steps decode once
+    looks: dict[str, np.ndarray] = {}  # screenshots shared between steps decode once
     seen = 0
     for t in trajectories:
         if len(t.screens) < len(t.steps):

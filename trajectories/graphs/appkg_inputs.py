@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
 from django.db.models import Prefetch, QuerySet
 
 from ..blobs import read_blob
@@ -68,7 +69,10 @@ def _screen_input(
     sha = screen.screenshot_id
     if screen.package and screen.package != app:
         # Another app's screen is not placed in this graph; its look is never needed.
-        return ScreenInput(sha256=sha, package=screen.package, activity=screen.activity, look=())
+        nothing = np.zeros(0, dtype=np.float32)
+        return ScreenInput(
+            sha256=sha, package=screen.package, activity=screen.activity, look=nothing
+        )
     key = f"{sha}:{screen.ui_xml_id or ''}"
     if key not in cache:
         xml = read_blob(screen.ui_xml) if screen.ui_xml_id else None

@@ -87,7 +87,7 @@ class AppGraphForm(FilterFields):
         initial=0.8, min_value=0, max_value=1, label="Structure similarity to merge"
     )
     look_threshold = forms.FloatField(
-        initial=0.7, min_value=0, max_value=1, label="Look similarity to merge"
+        initial=0.5, min_value=0, max_value=1, label="Look similarity to merge"
     )
     use_activity = forms.BooleanField(
         required=False, initial=True, label="Screens of different activities are different states"
