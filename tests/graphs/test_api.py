@@ -136,3 +136,20 @@ def test_retrieve_takes_a_multipart_upload_or_base64_json(
     missing = client.post(url, {"k": "1"})
     assert missing.status_code == 400
     assert missing.json() == {"detail": "screenshot: no file was uploaded"}
+
+
+def test_a_graph_still_building_cannot_be_queried_or_exported_yet(
+    client, project, alice, generated, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=False):
+        body = client.post(
+            f"/api/v1/projects/{project.pk}/graphs/", {}, content_type="application/json"
+        ).json()
+    png = render(shop_product("Solace Tent", DEFAULT_SIZE)).png
+    answer = client.post(f"/api/v1/graphs/{body['id']}/retrieve", {"screenshot": io.BytesIO(png)})
+    assert answer.status_code == 422
+    assert answer.json() == {"detail": "graph v1 is building: it cannot be queried yet"}
+    exported = client.get(f"/api/v1/graphs/{body['id']}/export")
+    assert exported.status_code == 422
+    assert exported.json() == {"detail": "graph v1 is building: nothing to export yet"}

@@ -98,6 +98,10 @@ def test_an_extended_graph_equals_a_full_build_of_the_same_trajectories(
         do_build_memory_graph(project, alice, extend=extended)
     with pytest.raises(InvalidData, match="an extension keeps the graph's tau"):
         do_build_memory_graph(project, alice, {"tau": 0.5}, extend=first)
+    import_generated(project, [6])
+    again = build_now(project, alice, django_capture_on_commit_callbacks, {"k": 4}, extend=extended)
+    assert again.params == {**extended.params, "k": 4}
+    assert again.inputs["added"] == [again.inputs["trajectories"][-1]]
 
 
 @pytest.mark.django_db
@@ -219,3 +223,17 @@ def test_a_build_whose_trajectory_went_away_fails_with_the_reason(
     assert (graph.status, graph.message) == ("failed", message)
     assert (graph.job.status, graph.job.message) == ("failed", message)
     assert not graph.file
+
+
+@pytest.mark.usefixtures("celery_worker")
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_builds_the_graph(project, alice):
+    from tests.conftest import wait_for_job
+
+    import_generated(project, range(2))
+    graph = do_build_memory_graph(project, alice)
+    job = wait_for_job(graph.job_id)
+    graph.refresh_from_db()
+    assert (job.status, graph.status) == ("succeeded", "ready"), job.message
+    assert (job.done, job.total) == (2, 2)
+    assert graph.node_count > 0 and load_graph(graph).trajectories == graph.inputs["trajectories"]

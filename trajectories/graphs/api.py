@@ -9,13 +9,14 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, parsers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import Pagination, WaypointAPIView, _errors, check_serializer
+from trajectories.serializers import ErrorSerializer
 from trajectories.validation import InvalidData, InvalidRequest
 
 from .access import access_memory_graph
@@ -100,7 +101,11 @@ class GraphExportView(WaypointAPIView):
         summary="A memory graph as JSON: nodes, edges, member screens, parameters, embedder",
         description="No database ids: screens are named by screenshot sha256 and trajectory uid "
         "with step index. Importing it gives the same graph.",
-        responses={200: OpenApiTypes.OBJECT, **_errors(401, 404)},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            **_errors(401, 404),
+            422: OpenApiResponse(ErrorSerializer, description="The graph is not built yet."),
+        },
     )
     def get(self, request: Request, graph_id: int) -> Response:
         return Response(export_memory_graph(access_memory_graph(request.user, graph_id)))

@@ -67,7 +67,8 @@ def do_build_memory_graph(
     extend: MemoryGraph | None = None,
     queue: bool = True,
 ) -> MemoryGraph:
-    """Queue a build of a new graph version; ``extend`` adds to that graph what it lacks.
+    """Queue a build of a new graph version; ``extend`` adds to that graph what it lacks
+    (matching its filters unless others are given).
 
     ``queue`` False leaves the job for the caller to run (``build_memory_graph --now``)."""
     if extend is not None:
@@ -78,19 +79,24 @@ def do_build_memory_graph(
         given = check_params(params) if params else None
         params = {**extend.params, "k": (given or extend.params)["k"]}
         if given is not None:
-            changed = [name for name in given if name != "k" and given[name] != extend.params[name]]
+            named = [name for name, value in params.items() if value is not None]
+            changed = [n for n in named if n != "k" and given[n] != extend.params[n]]
             if changed:
                 raise InvalidData(
                     f"params: an extension keeps the graph's {changed[0]} "
                     f"({extend.params[changed[0]]!r}); build a new graph to change it"
                 )
+        if not filters and not approved_only:  # by default, what the parent was built from
+            filters = extend.inputs.get("filters", {})
+            approved_only = bool(extend.inputs.get("approved_only"))
     params = check_params(params)
     get_embedder(params["embedder"])  # an unconfigured embedder fails now, not in the worker
     filters = check_graph_filters(filters, approved_only)
     chosen = labelled(trajectory_list(None, project, filters), params["granularity"])
     keys = [str(uid) for uid in chosen.order_by("created_at", "id").values_list("uid", flat=True)]
     held = list(extend.inputs.get("trajectories", [])) if extend is not None else []
-    added = [key for key in keys if key not in set(held)]
+    held_set = set(held)
+    added = [key for key in keys if key not in held_set]
     what = "subgoals" if params["granularity"] == "subgoal" else "steps"
     if not keys:
         raise InvalidData(
