@@ -26,20 +26,30 @@ class DrawNode:
     kind: str = "state"
     x: float = 0.0
     y: float = 0.0
-    w: float = 0.0
+    w: float = 0.0  # the card's size in the drawing (its glyph times ``scale``)
     h: float = 0.0
+    scale: float = 1.0
 
+    # The card is drawn at its glyph size, scaled as a whole by ``scale``.
     @property
     def left(self) -> str:
-        return f"{-self.w / 2:.1f}"
+        return f"{-self.w / self.scale / 2:.1f}"
 
     @property
     def top(self) -> str:
-        return f"{-self.h / 2:.1f}"
+        return f"{-self.h / self.scale / 2:.1f}"
 
     @property
     def bottom(self) -> str:
-        return f"{self.h / 2:.1f}"
+        return f"{self.h / self.scale / 2:.1f}"
+
+    @property
+    def glyph_w(self) -> str:
+        return f"{self.w / self.scale:.1f}"
+
+    @property
+    def glyph_h(self) -> str:
+        return f"{self.h / self.scale:.1f}"
 
     @property
     def short_label(self) -> str:
@@ -59,11 +69,12 @@ class DrawEdge:
     count: int = 1
     path: str = ""
     apps: tuple[str, ...] = ()
+    scale: float = 1.0
 
     @property
     def stroke(self) -> str:
         """Thicker for a transition or subgoal seen more often."""
-        return f"{min(6.0, 1.4 + 0.8 * math.log2(max(self.count, 1))):.1f}"
+        return f"{self.scale * min(6.0, 1.4 + 0.8 * math.log2(max(self.count, 1))):.1f}"
 
 
 @dataclass
@@ -75,6 +86,11 @@ class Drawing:
     total_nodes: int
     total_edges: int
     apps: list[str] = field(default_factory=list)
+    scale: float = 1.0  # of the cards, arrows and labels: large graphs are seen from afar
+
+    @property
+    def marker(self) -> str:
+        return f"{11 * self.scale:.1f}"
 
     @property
     def capped(self) -> bool:
@@ -102,6 +118,10 @@ def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) ->
     k = side / math.sqrt(n) * 0.9  # the ideal distance
     links = np.array(pairs, dtype=int).reshape(-1, 2)
     temperature = side / 8
+    # Gravity grows with the square of the distance from the centre, so that at the rim of a
+    # disc of diameter ``side`` it balances the repulsion of all the others: long chains fold
+    # up inside the canvas instead of running off (or piling up on its edge).
+    gravity = n * k * k / (side / 2) ** 3
     for _ in range(ITERATIONS):
         dx = pos[:, 0, None] - pos[None, :, 0]
         dy = pos[:, 1, None] - pos[None, :, 1]
@@ -115,7 +135,7 @@ def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) ->
             pull = d * length / k
             np.add.at(move, links[:, 0], -pull)
             np.add.at(move, links[:, 1], pull)
-        move -= pos * 0.02  # a weak pull to the centre keeps lone nodes on the canvas
+        move -= pos * gravity * (np.sqrt((pos**2).sum(axis=1))[:, None] + 1e-6)
         norm = np.sqrt((move**2).sum(axis=1))[:, None] + 1e-9
         pos += move / norm * np.minimum(norm, temperature)
         temperature = max(temperature * 0.96, side / 400)
@@ -125,11 +145,11 @@ def _layout(n: int, pairs: list[tuple[int, int]], side: float, seed: int = 7) ->
 def _edge_path(a: DrawNode, b: DrawNode, bend: float, loop: int = 0) -> str:
     if a.id == b.id:
         # A self-loop: an arc over the node's top right corner, each further one a size larger.
-        x, y = a.x + a.w / 2, a.y - a.h / 2
-        r = 26 + 12 * min(loop, 8)
+        x, y, s = a.x + a.w / 2, a.y - a.h / 2, a.scale
+        r = (26 + 12 * min(loop, 8)) * s
         return (
-            f"M{x - 10:.1f},{y:.1f} C{x - 4:.1f},{y - r:.1f} "
-            f"{x + r:.1f},{y + 4:.1f} {x + 3:.1f},{y + 10:.1f}"
+            f"M{x - 10 * s:.1f},{y:.1f} C{x - 4 * s:.1f},{y - r:.1f} "
+            f"{x + r:.1f},{y + 4 * s:.1f} {x + 3 * s:.1f},{y + 10 * s:.1f}"
         )
     dx, dy = b.x - a.x, b.y - a.y
     length = math.hypot(dx, dy) or 1.0
@@ -158,18 +178,29 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int | None = N
     kept = sorted(nodes, key=lambda n: -n.size)[:max_nodes]
     index = {n.id: i for i, n in enumerate(kept)}
     edges = [e for e in edges if e.source in index and e.target in index]
-    for n in kept:
-        n.w, n.h = node_box(n.size)
     side = max(520.0, 190.0 * math.sqrt(len(kept)))
     pairs = sorted({(index[e.source], index[e.target]) for e in edges if e.source != e.target})
     pos = _layout(len(kept), pairs, side)
-    margin = 90.0
     if len(kept):
-        low, high = pos.min(axis=0), pos.max(axis=0)
-        pos = pos - low + margin
-        width, height = (high - low) + 2 * margin
-    else:
-        width = height = 2 * margin
+        pos = pos - pos.min(axis=0)
+        if pos[:, 1].max() > pos[:, 0].max():
+            pos = pos[:, ::-1]  # lying down: the page's drawing area is wider than tall
+    extent = float(pos.max()) if len(kept) else 0.0
+    # Fitted in a window about 1,000 px wide, a large drawing is seen from afar: its cards,
+    # arrows and labels grow with it, so that they stay visible (and readable once zoomed in).
+    # Never so large that neighbours (about ``spacing`` apart) overlap.
+    spacing = side / math.sqrt(max(len(kept), 1)) * 0.9
+    scale = max(1.0, min(extent / 1500.0, 0.45 * spacing / node_box(1)[1]))
+    for n in kept:
+        w, h = node_box(n.size)
+        n.w, n.h, n.scale = w * scale, h * scale, scale
+    for e in edges:
+        e.scale = scale
+    margin = 90.0 * scale
+    span = pos.max(axis=0) if len(kept) else np.zeros(2)
+    # A small graph is centred on a canvas of at least 760 x 480, not blown up to the window.
+    width, height = max(760.0, span[0] + 2 * margin), max(480.0, span[1] + 2 * margin)
+    pos = pos + [(width - span[0]) / 2, (height - span[1]) / 2]
     for n, (x, y) in zip(kept, pos, strict=True):
         n.x, n.y = float(x), float(y)
     pair_set = set(pairs)
@@ -181,7 +212,8 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int | None = N
         # Parallel edges (one pair, one direction) fan out instead of lying on each other.
         nth = seen.get((a.id, b.id), 0)
         seen[(a.id, b.id)] = nth + 1
-        e.path = _edge_path(a, b, (18.0 if reverse else 6.0) + 14.0 * nth, loop=nth)
+        bend = ((18.0 if reverse else 6.0) + 14.0 * nth) * scale
+        e.path = _edge_path(a, b, bend, loop=nth)
     return Drawing(
         width=int(width),
         height=int(height),
@@ -190,4 +222,5 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int | None = N
         total_nodes=total_nodes,
         total_edges=total_edges,
         apps=apps,
+        scale=scale,
     )
