@@ -10,13 +10,17 @@ from django.test import Client
 from fixtures.generate import SHOP, generate_record
 from tests.graphs.conftest import build_now, import_generated
 from trajectories.graphs import drawing
-from trajectories.graphs.appkg_jobs import do_start_app_graph
+from trajectories.graphs.appkg_jobs import (
+    app_graph_document,
+    do_import_app_graph,
+    do_start_app_graph,
+)
 from trajectories.graphs.drawing import DrawEdge, DrawNode, draw
 from trajectories.graphs.index import load_graph
 from trajectories.graphs.models import AppGraph, MemoryGraph
 from trajectories.jobs import run_job
 from trajectories.models import Trajectory
-from trajectories.services import do_import_trajectory
+from trajectories.services import do_create_project, do_import_trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -268,3 +272,18 @@ def test_a_finished_build_job_links_to_the_graphs(graphs, bob, project):
     _, app = graphs
     page = as_user(bob).get(f"/jobs/{app.job_id}/").content.decode()
     assert f'<a href="/projects/{project.pk}/graphs/">See the graph</a>' in page
+
+
+def test_an_imported_graph_of_other_screens_draws_without_broken_pictures(graphs, bob):
+    _, app = graphs
+    other = do_create_project("Elsewhere", bob)
+    copy = do_import_app_graph(other, app_graph_document(app), bob)
+    client = as_user(bob)
+    page = client.get(f"/app-graphs/{copy.pk}/").content.decode()
+    assert page.count('class="node ') == copy.node_count
+    assert "/devices/thumbs/" not in page
+    panel = client.get(f"/app-graphs/{copy.pk}/nodes/n1/").content.decode()
+    assert "/devices/thumbs/" not in panel and "not a screen of this project" in panel
+    assert (
+        "(not in this project)" in client.get(f"/app-graphs/{copy.pk}/edges/e1/").content.decode()
+    )

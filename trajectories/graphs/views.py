@@ -240,13 +240,15 @@ def _load_app_graph(graph: AppGraph) -> AppKnowledgeGraph:
         raise Http404(f"app graph v{graph.version} of {graph.app} is not ready") from None
 
 
-def _app_drawing(loaded: AppKnowledgeGraph):
+def _app_drawing(project: Project, loaded: AppKnowledgeGraph):
+    # An imported graph may name screens this project does not hold: no picture for those.
+    shown = _screen_facts(project, {n.reference for n in loaded.nodes if n.reference})
     nodes = [
         DrawNode(
             id=n.id,
             label=n.description,
             size=max(1, len(n.members)),
-            thumb=n.reference,
+            thumb=n.reference if n.reference in shown else "",
             app=n.package,
             kind=n.kind,
         )
@@ -274,7 +276,7 @@ def app_graph_view(request: HttpRequest, graph_id: int) -> HttpResponse:
     context = {
         "project": graph.project,
         "graph": graph,
-        "drawing": _app_drawing(loaded),
+        "drawing": _app_drawing(graph.project, loaded),
         "kind": "app",
         "markers": APP_MARKERS,
     }
@@ -316,12 +318,15 @@ def app_graph_node(request: HttpRequest, graph_id: int, node_id: str) -> HttpRes
         raise Http404("No such node") from None
     members = node.members[:PANEL_SCREENS]
     ids = _trajectory_ids(graph.project, {m.trajectory for m in members})
+    shown = _screen_facts(graph.project, {m.screen for m in members})
     outgoing = [e for e in loaded.edges if e.source == node.id]
     names = {n.id: n.description for n in loaded.nodes}
     context = {
         "graph": graph,
         "node": node,
-        "members": [(m, _screen_link(ids, m.trajectory, m.step)) for m in members],
+        "members": [
+            (m, _screen_link(ids, m.trajectory, m.step), m.screen in shown) for m in members
+        ],
         "more_members": len(node.members) - len(members),
         "outgoing": [(e, names.get(e.target, e.target)) for e in outgoing],
     }
