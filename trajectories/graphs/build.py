@@ -388,7 +388,7 @@ def gather_inputs(
     for trajectory in trajectories:
         steps = list(
             Step.objects.filter(trajectory=trajectory)
-            .select_related("screen", "screen__screenshot")
+            .select_related("screen", "screen__screenshot", "screen__ui_xml")
             .order_by("index")
         )
         subgoals = list(Subgoal.objects.filter(trajectory=trajectory).order_by("start"))

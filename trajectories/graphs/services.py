@@ -162,7 +162,7 @@ def _build(graph: MemoryGraph, progress: Callable[[int, int], None]) -> dict[str
     by_key = {
         str(t.uid): t
         for t in Trajectory.objects.filter(project=graph.project, uid__in=added).select_related(
-            "task", "final_screen", "final_screen__screenshot"
+            "task", "final_screen", "final_screen__screenshot", "final_screen__ui_xml"
         )
     }
     missing = [key for key in added if key not in by_key]
