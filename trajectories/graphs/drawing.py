@@ -14,6 +14,7 @@ import numpy as np
 
 MAX_DRAWN = 300  # nodes drawn at most; more is unreadable and slow to lay out on the server
 ITERATIONS = 120
+LABEL_HEIGHT = 32.0  # the name and size written under a card
 
 
 @dataclass
@@ -156,9 +157,10 @@ def _edge_path(a: DrawNode, b: DrawNode, bend: float, loop: int = 0) -> str:
     ux, uy = dx / length, dy / length
 
     def rim(node: DrawNode, sx: float, sy: float) -> tuple[float, float]:
-        # Where the ray from the centre leaves the node's box.
+        # Where the ray from the centre leaves the node's box (below it: its two label lines).
+        below = LABEL_HEIGHT * node.scale if sy > 0 else 0.0
         tx = (node.w / 2) / abs(sx) if sx else math.inf
-        ty = (node.h / 2) / abs(sy) if sy else math.inf
+        ty = (node.h / 2 + below) / abs(sy) if sy else math.inf
         t = min(tx, ty) + 3
         return node.x + sx * t, node.y + sy * t
 
@@ -196,7 +198,8 @@ def draw(nodes: list[DrawNode], edges: list[DrawEdge], max_nodes: int | None = N
         n.w, n.h, n.scale = w * scale, h * scale, scale
     for e in edges:
         e.scale = scale
-    margin = 90.0 * scale
+    # Room around for the largest card with its label below and its self-loops above.
+    margin = max((n.h / 2 for n in kept), default=0.0) + 70.0 * scale
     span = pos.max(axis=0) if len(kept) else np.zeros(2)
     # A small graph is centred on a canvas of at least 760 x 480, not blown up to the window.
     width, height = max(760.0, span[0] + 2 * margin), max(480.0, span[1] + 2 * margin)
