@@ -175,4 +175,8 @@ def test_memory_graph_click_a_node_an_edge_and_retrieve(
     no_overflow(page)
     page.click("#copy-memory")
     page.wait_for_selector("#copy-memory:text-is('Copied')")
+    # A retrieved state opens in the drawing with its panel.
+    page.click(".retrieved .hit h3 a")
+    page.wait_for_selector("#graph-panel [data-panel-node]")
+    assert page.locator("#graph-svg .node.selected").count() == 1
     assert page.errors == []
