@@ -4,17 +4,21 @@ repo root. Prints figures; asserts nothing.
 - build_app_graph on generated trajectories (screens decoded and parsed in the build, as the job
   does, with shared screenshots decoded once);
 - the server-side force layout of a drawing of 100, 300 (the cap) and 1,000 nodes (1,000 is
-  capped to 300, so its time is the cap's plus choosing the largest).
+  capped to 300, so its time is the cap's plus choosing the largest);
+- the memory graph page (``GET /graphs/<id>/``, server time) for a synthetic graph of 100,000
+  nodes (bench_graphs.py's), in a throwaway database: the file is loaded once (cached), then
+  only the drawn nodes are read.
 """
 
-import os
+import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+import bench_graphs  # noqa: E402 - sets up the throwaway database and storage
 import django  # noqa: E402
 
 django.setup()
@@ -83,5 +87,42 @@ def main() -> None:
         )
 
 
+def page_part(nodes: int = 100_000) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.files.base import ContentFile
+    from django.core.management import call_command
+    from django.test import Client
+
+    from trajectories.graphs.build import check_params
+    from trajectories.graphs.embedders import get_embedder
+    from trajectories.graphs.models import MemoryGraph
+    from trajectories.services import do_create_project
+
+    call_command("migrate", verbosity=0, interactive=False)
+    owner = get_user_model().objects.create_user("bench", "bench@example.org", "bench-password")
+    project = do_create_project("Graph pages bench", owner)
+    embedder = get_embedder("structure")
+    graph = MemoryGraph.objects.create(
+        project=project, version=1, params=check_params({}), status="ready", node_count=nodes
+    )
+    graph.file.save("bench.npz", ContentFile(bench_graphs.big_graph(nodes, 1, embedder.dim, 8)))
+    client = Client(HTTP_HOST="localhost")
+    client.force_login(owner)
+    times = []
+    for _ in range(6):
+        began = time.perf_counter()
+        response = client.get(f"/graphs/{graph.pk}/")
+        times.append(time.perf_counter() - began)
+        assert response.status_code == 200, response.status_code
+    print(
+        f"memory graph page, {nodes:,} nodes: first {times[0] * 1000:.0f} ms (loads the file), "
+        f"then median {statistics.median(times[1:]) * 1000:.0f} ms"
+    )
+
+
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+        page_part()
+    finally:
+        shutil.rmtree(bench_graphs.WORK, ignore_errors=True)

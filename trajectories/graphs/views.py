@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -21,6 +22,7 @@ from ..access import access_project
 from ..jobs import with_true_status
 from ..models import Project, Role, Screen, Status, Trajectory
 from ..validation import InvalidData
+from . import drawing
 from .access import access_memory_graph
 from .appkg import AppKnowledgeGraph, load_app_graph
 from .appkg_jobs import access_app_graph, app_graph_document, do_start_app_graph
@@ -385,20 +387,26 @@ def _node_name(i: int, facts: tuple[str, str] | None) -> str:
 @require_GET
 def memory_graph_view(request: HttpRequest, graph_id: int) -> HttpResponse:
     graph, data = _ready_memory_graph(request.user, graph_id)
-    counts = [int(c) for c in data.counts[: data.node_count]]
-    refs = [m[0]["screenshot"] if m else "" for m in data.members]
-    # The drawing keeps the largest nodes; only theirs need the screens' facts.
-    largest = sorted(range(data.node_count), key=lambda i: -counts[i])[:2000]
-    facts = _screen_facts(graph.project, {refs[i] for i in largest if refs[i]})
+    counts = np.asarray(data.counts[: data.node_count])
+    # Only the largest nodes are drawn: only they (and the edges between them) are read, so a
+    # graph of 100,000 nodes costs what one of a few hundred does.
+    limit = drawing.MAX_DRAWN
+    if data.node_count > limit:
+        largest = np.argpartition(-counts, limit - 1)[:limit]
+    else:
+        largest = np.arange(data.node_count)
+    kept = {int(i) for i in largest}
+    refs = {i: data.members[i][0]["screenshot"] if data.members[i] else "" for i in kept}
+    facts = _screen_facts(graph.project, {ref for ref in refs.values() if ref})
     nodes = [
         DrawNode(
             id=str(i),
             label=_node_name(i, facts.get(refs[i])),
-            size=counts[i],
+            size=int(counts[i]),
             thumb=refs[i] if refs[i] in facts else "",
             app=facts.get(refs[i], ("", ""))[0],
         )
-        for i in range(data.node_count)
+        for i in sorted(kept)
     ]
     app_of = {n.id: n.app for n in nodes}
     edges = [
@@ -412,11 +420,14 @@ def memory_graph_view(request: HttpRequest, graph_id: int) -> HttpResponse:
             apps=tuple(a for a in {app_of[str(e["source"])], app_of[str(e["target"])]} if a),
         )
         for i, e in enumerate(data.edges)
+        if e["source"] in kept and e["target"] in kept
     ]
+    drawn = draw(nodes, edges)
+    drawn.total_nodes, drawn.total_edges = data.node_count, data.edge_count
     context = {
         "project": graph.project,
         "graph": graph,
-        "drawing": draw(nodes, edges),
+        "drawing": drawn,
         "kind": "memory",
         "markers": MEMORY_MARKERS,
         "export_url": reverse("api-graph-export", args=[graph.pk]),
