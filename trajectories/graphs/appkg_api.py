@@ -17,8 +17,8 @@ from ..access import access_project
 from ..api import Conflict, Pagination, WaypointAPIView, _errors, check_serializer
 from ..serializers import FiltersField, absolute
 from ..validation import InvalidRequest
+from .access import access_app_graph
 from .appkg_jobs import (
-    access_app_graph,
     app_graph_document,
     do_import_app_graph,
     do_start_app_graph,

@@ -12,10 +12,8 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Max
-from django.http import Http404
 
 from .. import events
-from ..access import projects_of
 from ..jobs import enqueue_job
 from ..models import Job, JobKind, Project
 from ..selectors import check_trajectory_filters
@@ -146,13 +144,3 @@ def app_graph_document(graph: AppGraph) -> bytes:
         raise InvalidData(f"app graph v{graph.version} of {graph.app} is {graph.status}, not ready")
     with graph.file.open("rb") as f:
         return f.read()
-
-
-def access_app_graph(user, graph_id) -> AppGraph:
-    """An app graph of one of the user's projects; outsiders get a 404."""
-    try:
-        return AppGraph.objects.select_related("project", "job", "created_by").get(
-            pk=graph_id, project__in=projects_of(user)
-        )
-    except (AppGraph.DoesNotExist, ValueError, TypeError, OverflowError):
-        raise Http404("No such app graph") from None

@@ -23,9 +23,9 @@ from ..jobs import with_true_status
 from ..models import Project, Role, Screen, Status, Trajectory
 from ..validation import InvalidData
 from . import drawing
-from .access import access_memory_graph
+from .access import access_app_graph, access_memory_graph
 from .appkg import AppKnowledgeGraph, load_app_graph
-from .appkg_jobs import access_app_graph, app_graph_document, do_start_app_graph
+from .appkg_jobs import app_graph_document, do_start_app_graph
 from .build import DEFAULT_PARAMS, GRANULARITIES, MAX_K, STRUCTURES, MemoryGraphData
 from .drawing import DrawEdge, DrawNode, draw
 from .embedders import EMBEDDERS
