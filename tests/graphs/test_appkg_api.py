@@ -102,7 +102,7 @@ def test_a_graph_still_building_cannot_be_exported(project, alice):
     )
     graph_id = response.json()["id"]
     response = as_user(alice).get(f"{API}/app-graphs/{graph_id}/export")
-    assert response.status_code == 409
+    assert response.status_code == 422
     assert response.json() == {
         "detail": f"app graph {graph_id} is building: it can be exported when ready"
     }

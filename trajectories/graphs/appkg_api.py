@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..access import access_project
-from ..api import Conflict, Pagination, WaypointAPIView, _errors, check_serializer
-from ..serializers import FiltersField, absolute
-from ..validation import InvalidRequest
+from ..api import Pagination, WaypointAPIView, _errors, check_serializer
+from ..serializers import ErrorSerializer, FiltersField, absolute
+from ..validation import InvalidData, InvalidRequest
 from .access import access_app_graph
 from .appkg_jobs import (
     app_graph_document,
@@ -107,7 +107,14 @@ class ProjectAppGraphListView(WaypointAPIView, generics.ListAPIView):
         description="A new version of the app's graph, built by a worker from the project's "
         "trajectories that show the app; poll job_url for progress.",
         request=AppGraphBuildSerializer,
-        responses={202: AppGraphSerializer, **_errors(400, 401, 404)},
+        responses={
+            202: AppGraphSerializer,
+            **_errors(400, 401, 404),
+            422: OpenApiResponse(
+                ErrorSerializer,
+                description="No trajectory shows the app, or a parameter is out of range.",
+            ),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
@@ -126,7 +133,13 @@ class AppGraphImportView(WaypointAPIView):
     @extend_schema(
         summary="Import an exported app knowledge graph as a new version of its app's graph",
         request={"multipart/form-data": AppGraphImportSerializer},
-        responses={201: AppGraphSerializer, **_errors(400, 401, 404)},
+        responses={
+            201: AppGraphSerializer,
+            **_errors(400, 401, 404),
+            422: OpenApiResponse(
+                ErrorSerializer, description="Not an app graph export; the message names the place."
+            ),
+        },
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
@@ -146,13 +159,16 @@ class AppGraphExportView(WaypointAPIView):
             (200, "application/json"): OpenApiResponse(
                 OpenApiTypes.OBJECT, description="The graph; importable again."
             ),
-            **_errors(401, 404, 409),
+            **_errors(401, 404),
+            422: OpenApiResponse(ErrorSerializer, description="The graph is not built yet."),
         },
     )
     def get(self, request: Request, graph_id: int) -> HttpResponse:
         graph = access_app_graph(request.user, graph_id)
         if graph.status != GraphStatus.READY:
-            raise Conflict(f"app graph {graph.pk} is {graph.status}: it can be exported when ready")
+            raise InvalidData(
+                f"app graph {graph.pk} is {graph.status}: it can be exported when ready"
+            )
         response = HttpResponse(app_graph_document(graph), content_type="application/json")
         name = f"app-graph-{graph.app}-v{graph.version}.json"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
