@@ -291,6 +291,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",
+        "GraphStatusEnum": "trajectories.graphs.models.GraphStatus",
         # A terminate status (actions, finishing a recording) is one enum.
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
         # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.

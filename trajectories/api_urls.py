@@ -4,6 +4,7 @@ from django.urls import path
 
 from . import api
 from .evaluation.api import EvaluationView
+from .graphs import appkg_api
 
 urlpatterns = [
     path("auth/token/", api.TokenView.as_view(), name="api-token"),
@@ -42,6 +43,21 @@ urlpatterns = [
         "projects/<int:project_id>/evaluations/",
         EvaluationView.as_view(),
         name="api-project-evaluations",
+    ),
+    path(
+        "projects/<int:project_id>/app-graphs/",
+        appkg_api.ProjectAppGraphListView.as_view(),
+        name="api-project-app-graphs",
+    ),
+    path(
+        "projects/<int:project_id>/app-graphs/import",
+        appkg_api.AppGraphImportView.as_view(),
+        name="api-project-app-graphs-import",
+    ),
+    path(
+        "app-graphs/<int:graph_id>/export",
+        appkg_api.AppGraphExportView.as_view(),
+        name="api-app-graph-export",
     ),
     path("tasks/<int:task_id>/", api.TaskDetailView.as_view(), name="api-task"),
     path(

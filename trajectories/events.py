@@ -81,6 +81,9 @@ PROPOSAL_REJECTED = "proposal.rejected"
 ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
 
+# app knowledge graphs (UI-KOBE)
+APP_GRAPH_IMPORTED = "app_graph.imported"
+
 ALL = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
 )

@@ -2,6 +2,7 @@ from django.urls import path
 
 from . import views
 from .evaluation.views import project_evaluate
+from .graphs import views as graph_views
 
 urlpatterns = [
     path(
@@ -27,6 +28,34 @@ urlpatterns = [
         "projects/<int:project_id>/members/<int:user_id>/remove/",
         views.project_member_remove,
         name="project-member-remove",
+    ),
+    path("projects/<int:project_id>/graphs/", graph_views.project_graphs, name="project-graphs"),
+    path("graphs/<int:graph_id>/", graph_views.memory_graph_view, name="memory-graph-view"),
+    path(
+        "graphs/<int:graph_id>/nodes/<str:node_id>/",
+        graph_views.memory_graph_node,
+        name="memory-graph-node",
+    ),
+    path(
+        "graphs/<int:graph_id>/edges/<str:edge_id>/",
+        graph_views.memory_graph_edge,
+        name="memory-graph-edge",
+    ),
+    path(
+        "graphs/<int:graph_id>/retrieve/",
+        graph_views.memory_graph_retrieve,
+        name="memory-graph-retrieve",
+    ),
+    path("app-graphs/<int:graph_id>/", graph_views.app_graph_view, name="app-graph-view"),
+    path(
+        "app-graphs/<int:graph_id>/nodes/<str:node_id>/",
+        graph_views.app_graph_node,
+        name="app-graph-node",
+    ),
+    path(
+        "app-graphs/<int:graph_id>/edges/<str:edge_id>/",
+        graph_views.app_graph_edge,
+        name="app-graph-edge",
     ),
     path("trajectories/<int:trajectory_id>/", views.trajectory_detail, name="trajectory-detail"),
     path(

@@ -6,7 +6,7 @@ from django.http import Http404
 
 from trajectories.access import projects_of
 
-from .models import MemoryGraph
+from .models import AppGraph, MemoryGraph
 
 
 def access_memory_graph(user, graph_id) -> MemoryGraph:
@@ -16,3 +16,13 @@ def access_memory_graph(user, graph_id) -> MemoryGraph:
         )
     except (MemoryGraph.DoesNotExist, ValueError, TypeError):
         raise Http404("No such graph") from None
+
+
+def access_app_graph(user, graph_id) -> AppGraph:
+    """An app knowledge graph of one of the user's projects; outsiders get a 404."""
+    try:
+        return AppGraph.objects.select_related("project", "job", "created_by").get(
+            pk=graph_id, project__in=projects_of(user)
+        )
+    except (AppGraph.DoesNotExist, ValueError, TypeError, OverflowError):
+        raise Http404("No such app graph") from None

@@ -11,6 +11,8 @@ class GraphsConfig(AppConfig):
         from trajectories.jobs import register_runner
         from trajectories.models import JobKind
 
+        from .appkg_jobs import run_app_graph_job
         from .services import run_memory_graph_job
 
         register_runner(JobKind.MEMORY_GRAPH, run_memory_graph_job)
+        register_runner(JobKind.APP_GRAPH, run_app_graph_job)
