@@ -12,16 +12,19 @@
   const xmlLayer = document.getElementById("xml-layer");
   const box = document.getElementById("box");
   const busy = document.getElementById("busy");
-  const fpsLabel = document.getElementById("fps");
+  const liveState = document.getElementById("live-state");
   const hoverInfo = document.getElementById("hover-info");
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]+)"/);
   const headers = csrf ? {"X-CSRFToken": csrf[1]} : {};
   let recording = d.recording === "1";
 
   // ---------------------------------------------------------------- live view
-  const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000;
-  let etag = "", delay = FAST, timer = null, inFlight = false, frames = 0, polls = 0;
-  let objectUrl = null;
+  // The indicator says whether the picture is the device's screen now: "live" while the last
+  // poll (a new frame or a 304) came back within STALE_MS, "stale" when none has for longer,
+  // "disconnected" when the last poll failed; with the age of the frame shown.
+  const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000, STALE_MS = 5000;
+  let etag = "", delay = FAST, timer = null, inFlight = false;
+  let objectUrl = null, confirmedAt = 0, failure = "";
 
   async function poll() {
     clearTimeout(timer);
@@ -32,28 +35,48 @@
       const response = await fetch(d.frameUrl, {
         cache: "no-store", headers: etag ? {"If-None-Match": etag} : {},
       });
-      polls++;
       if (response.status === 200) {
         const blob = await response.blob();
         etag = response.headers.get("ETag") || "";
         if (objectUrl) URL.revokeObjectURL(objectUrl);
         objectUrl = URL.createObjectURL(blob);
         img.src = objectUrl;
-        frames++;
         changed = true;
         live.dataset.etag = etag;
       }
-    } catch (e) { /* the server restarts or the network blinks: try again later */ }
+      if (response.status === 200 || response.status === 304) {
+        confirmedAt = Date.now(); failure = "";
+      } else {
+        failure = (await response.text()).slice(0, 200) || `the server answered ${response.status}`;
+      }
+    } catch (e) {  // the server restarts or the network blinks: try again later
+      failure = "no answer from the server";
+    }
     inFlight = false;
+    showLiveState();
     delay = document.hidden ? HIDDEN : changed ? FAST : Math.min(SLOW, Math.round(delay * 1.5));
     timer = setTimeout(poll, delay);
   }
   function pollNow() { delay = FAST; if (!inFlight) poll(); }
   document.addEventListener("visibilitychange", () => { if (!document.hidden) pollNow(); });
-  setInterval(() => {  // frames shown per second over the last 5 s
-    fpsLabel.textContent = `${(frames / 5).toFixed(1)} frames/s (${polls} polls / 5 s)`;
-    frames = 0; polls = 0;
-  }, 5000);
+
+  function age(ms) {
+    const s = ms / 1000;
+    return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
+  }
+  function showLiveState() {
+    const since = confirmedAt ? Date.now() - confirmedAt : null;
+    const state = failure ? "disconnected" : since === null ? "connecting"
+      : since > STALE_MS ? "stale" : "live";
+    const frameAge = since === null ? "no frame yet" : `frame ${age(since)} old`;
+    liveState.dataset.state = state;
+    liveState.querySelector(".word").textContent = state;
+    liveState.querySelector(".age").textContent = frameAge;
+    liveState.title = failure ? `The device's screen cannot be fetched: ${failure}. Retrying.`
+      : state === "stale" ? "No answer about the screen for a while: it may have changed since."
+      : "The picture is the device's screen now (checked a moment ago).";
+  }
+  setInterval(showLiveState, 500);
   poll();
 
   // ---------------------------------------------------------------- lease heartbeat
