@@ -311,16 +311,19 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
 
         return go
 
+    one(tap_shop)  # the shop's first launch (it loads), and back: not counted
+    one(tap_home)
     taps, tap_swaps, swipes, swipe_swaps = [], [], [], []
     for _ in range(rounds):
-        for gesture in (tap_home, tap_shop):
+        for gesture, seen_list, swapped_list in (
+            (tap_shop, taps, tap_swaps),
+            (drag(900, 500), swipes, swipe_swaps),
+            (drag(500, 900), swipes, swipe_swaps),
+            (tap_home, taps, tap_swaps),
+        ):
             seen, swapped = one(gesture)
-            taps.append(seen)
-            tap_swaps.append(swapped)
-        for gesture in (drag(900, 500), drag(500, 900)):
-            seen, swapped = one(gesture)
-            swipes.append(seen)
-            swipe_swaps.append(swapped)
+            seen_list.append(seen)
+            swapped_list.append(swapped)
     print(f"  click → new screen visible, tap              {stats(taps)}  (aim 400 ms)")
     print(f"  click → step in the filmstrip, tap           {stats(tap_swaps)}")
     print(f"  drag → new screen visible, swipe             {stats(swipes)}  (aim 800 ms)")

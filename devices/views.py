@@ -36,9 +36,18 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
-from trajectories.edits import StaleVersion
+from trajectories.edits import RECORDING, StaleVersion, do_undo, undo_state
 from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
-from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
+from trajectories.models import (
+    ActionType,
+    LabelEdit,
+    MemoryTarget,
+    Project,
+    Status,
+    Step,
+    Task,
+    Trajectory,
+)
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import immutable_response
 
@@ -225,13 +234,19 @@ def console_context(request: HttpRequest, serial: str, **extra: Any) -> dict[str
         if trajectory
         else []
     )
+    last_step = steps[-1] if steps else None
+    # The step the label form edits: the one picked in the filmstrip, else the latest.
+    selected = extra.pop("selected", None)
+    selected_step = next((s for s in steps if s.index == selected), last_step)
     context = {
         "serial": serial,
         "lease": lease,
         "driving": driving,
         "trajectory": trajectory,
         "steps": steps,
-        "last_step": steps[-1] if steps else None,
+        "last_step": last_step,
+        "selected_step": selected_step,
+        "undo_state": undo_state(trajectory) if trajectory else {},
         "memory_targets": MemoryTarget.objects.filter(trajectory=trajectory) if trajectory else [],
         "notes": trajectory.metadata.get("notes", []) if trajectory else [],
     }
@@ -309,6 +324,18 @@ def elements(request: HttpRequest, serial: str) -> JsonResponse:
 def _panel(request: HttpRequest, serial: str, error: str = "", **extra: Any) -> HttpResponse:
     context = console_context(request, serial, error=error, **extra)
     return render(request, "devices/_recording.html", context)
+
+
+@login_required
+@require_GET
+@device_members_only
+def recording_panel(request: HttpRequest, serial: str) -> HttpResponse:
+    """The recording panel with the step picked in the filmstrip selected for labelling."""
+    try:
+        selected = int(request.GET.get("step", ""))
+    except ValueError:
+        selected = None
+    return _panel(request, serial, selected=selected)
 
 
 @login_required
@@ -499,6 +526,26 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial, selected=index)
+
+
+@login_required
+@require_POST
+@device_members_only
+def undo_labels(request: HttpRequest, serial: str) -> HttpResponse:
+    """Undo the last label edit (a step's labels, a memory target, a note), as the workspace's
+    undo does: a new versioned, audited edit."""
+    selected = None
+    try:
+        trajectory = _driven(request, serial)
+        event = LabelEdit.objects.filter(trajectory=trajectory, undone=False).order_by("-id")
+        last = event.select_related("event").first()
+        part = (last.event.before or {}).keys() if last else ()
+        selected = next((int(p[5:]) for p in part if p.startswith("step:")), None)
+        if not do_undo(trajectory, request.user, posted_version(request), statuses=RECORDING):
+            return _panel(request, serial, "There is no label edit to undo.")
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial, selected=selected, notice="The last label edit is undone.")
 
 
 # ------------------------------------------------------------------------------- thumbnails

@@ -161,11 +161,17 @@ def update_metadata(
 # ---------------------------------------------------------------- undo and redo
 
 
-def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bool) -> bool:
+def _undo_or_redo(
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    redo: bool,
+    statuses: Iterable[str] = EDITABLE,
+) -> bool:
     """Restore one side of the last (undone) edit, as a new audited, versioned edit."""
     with transaction.atomic():
         locked = lock(trajectory, expected_version)
-        check_editable(locked)
+        check_editable(locked, statuses)
         entries = LabelEdit.objects.filter(trajectory=locked, undone=redo).select_related("event")
         entry = entries.order_by("id" if redo else "-id").first()
         if entry is None:
@@ -189,9 +195,13 @@ def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bo
     return True
 
 
-def do_undo(trajectory: Trajectory, actor, expected_version: Any) -> bool:
-    """Undo the trajectory's last label edit (whoever made it); False when there is none."""
-    return _undo_or_redo(trajectory, actor, expected_version, redo=False)
+def do_undo(
+    trajectory: Trajectory, actor, expected_version: Any, *, statuses: Iterable[str] = EDITABLE
+) -> bool:
+    """Undo the trajectory's last label edit (whoever made it); False when there is none.
+
+    ``statuses``: the recording console undoes label edits while recording."""
+    return _undo_or_redo(trajectory, actor, expected_version, redo=False, statuses=statuses)
 
 
 def do_redo(trajectory: Trajectory, actor, expected_version: Any) -> bool:

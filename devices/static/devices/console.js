@@ -125,8 +125,8 @@
       recording = false;
       document.getElementById("controls")?.classList.add("disabled");
     }
-    const last = document.querySelector("#filmstrip .frame:last-child");
-    last?.scrollIntoView({block: "nearest", inline: "end"});
+    const selected = document.querySelector("#filmstrip .frame.selected");
+    selected?.scrollIntoView({block: "nearest", inline: "nearest"});
     if (rec) live.dataset.steps = rec.dataset.steps;
   });
 
