@@ -24,6 +24,11 @@ urlpatterns = [
     path("devices/<str:serial>/labels/undo/", views.undo_labels, name="device-undo-labels"),
     path("devices/<str:serial>/memory/", views.memory_target, name="device-memory"),
     path(
+        "devices/<str:serial>/memory/<int:target_id>/",
+        views.memory_target_edit,
+        name="device-memory-edit",
+    ),
+    path(
         "devices/<str:serial>/steps/<int:index>/labels/",
         views.step_labels,
         name="device-step-labels",

@@ -62,6 +62,8 @@ from .services import (
     check_driver,
     connect,
     do_add_note,
+    do_delete_recorded_memory_target,
+    do_edit_memory_target,
     do_finish_recording,
     do_heartbeat,
     do_import_virtual_tasks,
@@ -500,6 +502,31 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
             bounds=bounds,
             source=request.POST.get("source", "box"),
         )
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial)
+
+
+@login_required
+@require_POST
+@device_members_only
+def memory_target_edit(request: HttpRequest, serial: str, target_id: int) -> HttpResponse:
+    """Change (or, with ``delete``, remove) a memory target marked during this recording."""
+    try:
+        trajectory = _driven(request, serial)
+        if request.POST.get("delete"):
+            do_delete_recorded_memory_target(
+                trajectory, request.user, posted_version(request), target_id
+            )
+        else:
+            do_edit_memory_target(
+                trajectory,
+                request.user,
+                posted_version(request),
+                target_id,
+                key=request.POST.get("key", ""),
+                value=request.POST.get("value", ""),
+            )
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     return _panel(request, serial)

@@ -187,17 +187,41 @@
     }
   });
 
+  // Marking a value opens the editor under the controls, with the box still drawn on the
+  // screen: a key, and a value that, left empty, is the element's text (found by the server).
+  const markForm = document.getElementById("mark-form");
+  const markKey = document.getElementById("mark-key");
+  const markValue = document.getElementById("mark-value");
+  let marking = null;
   function markMemory(bounds, value, source) {
     const [x1, y1, x2, y2] = bounds;
     const ordered = [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
-    const key = window.prompt("Memory key for this value (e.g. order_number)", "");
-    if (!key) return;
-    const val = window.prompt("Value (empty: the element's text)", value || "");
-    if (val === null) return;
+    marking = {bounds: ordered, source};
+    showBox({x: ordered[0], y: ordered[1]}, {x: ordered[2], y: ordered[3]});
+    document.getElementById("mark-where").textContent =
+      `${source === "element" ? "element" : "box"} [${ordered.join(", ")}]`;
+    const keys = [...document.querySelectorAll("#memory-targets .mt-key")].map((i) => i.value);
+    document.getElementById("mark-keys").replaceChildren(...keys.map((k) => new Option(k)));
+    markValue.value = value || "";
+    markForm.hidden = false;
+    markKey.focus();
+    markKey.select();
+  }
+  function closeMark() {
+    marking = null; markForm.hidden = true; box.hidden = true;
+  }
+  markForm?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!marking || !markKey.value.trim()) return;
     // The version of the labels the panel shows: a mark made on an older one is refused.
     const version = document.querySelector("#recording .rec")?.dataset.version || "";
-    act({key, value: val, bounds: ordered.join(","), source, version}, d.memoryUrl);
-  }
+    const values = {key: markKey.value.trim(), value: markValue.value,
+                    bounds: marking.bounds.join(","), source: marking.source, version};
+    closeMark();
+    act(values, d.memoryUrl);
+  });
+  document.getElementById("mark-cancel")?.addEventListener("click", closeMark);
+  markForm?.addEventListener("keydown", (e) => { if (e.key === "Escape") closeMark(); });
 
   // ---------------------------------------------------------------- XML overlay
   async function showElements() {
