@@ -446,6 +446,9 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
             t2 = time.perf_counter()
             shot = capture(conn.device, conn.facts, settle)
             t3 = time.perf_counter()
+            from .live import remember_frame  # live imports this module
+
+            remember_frame(serial, shot.png, shot.version)
         except (DeviceUnavailable, CaptureError, *DEVICE_ERRORS) as exc:
             reason = f"device {serial} disconnected: {exc}"
             do_interrupt(trajectory, reason)

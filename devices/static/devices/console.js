@@ -107,14 +107,18 @@
   }
 
   // ---------------------------------------------------------------- acting
+  // While an action runs, the live view asks for the screen every ACTING_MS: the new screen
+  // shows as soon as the device draws it, not only once the step is settled and stored.
+  const ACTING_MS = 100;
   let acting = false;
   function act(values, url) {
     if (!recording || acting) return Promise.resolve();
     acting = true;
     busy.hidden = false;
+    const watch = setInterval(() => { if (!inFlight) poll(); }, ACTING_MS);
     return htmx.ajax("POST", url || d.actUrl, {
       target: "#recording", swap: "innerHTML", values, headers,
-    }).finally(() => { acting = false; busy.hidden = true; pollNow(); });
+    }).finally(() => { clearInterval(watch); acting = false; busy.hidden = true; pollNow(); });
   }
 
   document.body.addEventListener("htmx:afterSwap", (e) => {
