@@ -36,11 +36,10 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
-from trajectories.edits import RECORDING, StaleVersion, do_undo, undo_state
+from trajectories.edits import RECORDING, StaleVersion, do_undo, next_undo_part, undo_state
 from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
 from trajectories.models import (
     ActionType,
-    LabelEdit,
     MemoryTarget,
     Project,
     Status,
@@ -564,10 +563,8 @@ def undo_labels(request: HttpRequest, serial: str) -> HttpResponse:
     selected = None
     try:
         trajectory = _driven(request, serial)
-        event = LabelEdit.objects.filter(trajectory=trajectory, undone=False).order_by("-id")
-        last = event.select_related("event").first()
-        part = (last.event.before or {}).keys() if last else ()
-        selected = next((int(p[5:]) for p in part if p.startswith("step:")), None)
+        part = next_undo_part(trajectory) or ""
+        selected = int(part.removeprefix("step:")) if part.startswith("step:") else None
         if not do_undo(trajectory, request.user, posted_version(request), statuses=RECORDING):
             return _panel(request, serial, "There is no label edit to undo.")
     except RECORDING_ERRORS as exc:

@@ -261,6 +261,17 @@ def do_revert(trajectory: Trajectory, actor, expected_version: Any, event_id: An
     )
 
 
+def next_undo_part(trajectory: Trajectory) -> Part | None:
+    """The part of the labels an undo would change now (``step:3``, ``memory_targets``...)."""
+    entry = (
+        LabelEdit.objects.filter(trajectory=trajectory, undone=False)
+        .select_related("event")
+        .order_by("-id")
+        .first()
+    )
+    return label_change_part(entry.event) if entry is not None else None
+
+
 def forget_undo(trajectory: Trajectory) -> None:
     """Empty the undo and redo stacks: after a change of the steps themselves (a recorded step
     undone), an older label edit could put labels back on a step that is not the same any more."""
