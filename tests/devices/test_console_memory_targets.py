@@ -42,6 +42,9 @@ def test_marking_a_value_opens_an_editor_and_takes_the_text_in_the_box(
     assert page.evaluate("document.activeElement.id") == "mark-key"
     assert page.is_visible("#box")
     shot(page, "console-mark-editor")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    shot(page, "console-mark-editor-1920")
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.keyboard.type("promo")
     page.keyboard.press("Enter")  # the value is left empty
     page.wait_for_selector("#memory-target-1, #memory-targets li")
@@ -93,6 +96,8 @@ def test_a_second_mark_of_a_key_replaces_it_and_targets_can_be_edited_and_delete
     target = MemoryTarget.objects.get(trajectory=trajectory)
     assert (target.key, target.value) == ("weekend_deal", banner.text)
     shot(page, "console-memory-targets")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    shot(page, "console-memory-targets-1920", full_page=True)
 
     page.locator("#memory-targets li").first.locator("button", has_text="Delete").click()
     page.wait_for_selector("#memory-targets", state="detached")

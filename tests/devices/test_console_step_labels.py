@@ -35,6 +35,9 @@ def test_picking_an_earlier_frame_labels_that_step(
     assert page.get_attribute("#labels-form", "data-step") == "0"
     assert page.input_value("#labels-form input[name=summary]") == "Opened FreshCart"
     shot(page, "console-label-earlier-step")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    shot(page, "console-label-earlier-step-1920")
+    page.set_viewport_size({"width": 1440, "height": 900})
 
     # The keyboard picks a frame too.
     page.focus("#step-1")
