@@ -259,7 +259,9 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
             window.__marks = {down: 0, frames: [], swaps: []};
             const live = document.getElementById('live');
             live.addEventListener('pointerdown', () => {
-                window.__marks = {down: performance.now(), frames: [], swaps: []}; }, true);
+                window.__marks = {down: performance.now(), up: 0, frames: [], swaps: []}; }, true);
+            live.addEventListener('pointerup', () => { window.__marks.up = performance.now(); },
+                                  true);
             new MutationObserver(() => {
                 // The frame counts when it is drawn, not when its URL is set.
                 const etag = live.dataset.etag, img = document.getElementById('screen');
@@ -289,6 +291,7 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
         marks = page.evaluate("window.__marks")
         seen = min(t for t, e in marks["frames"] if e == etag) - marks["down"]
         swapped = marks["swaps"][0] - marks["down"]
+        held.append(marks["up"] - marks["down"])
         time.sleep(0.4)  # let the live view back off, as between a person's actions
         return seen, swapped
 
@@ -311,6 +314,7 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
 
         return go
 
+    held: list[float] = []  # pointerdown → pointerup: a drag's length is replayed on the device
     one(tap_shop)  # the shop's first launch (it loads), and back: not counted
     one(tap_home)
     taps, tap_swaps, swipes, swipe_swaps = [], [], [], []
@@ -328,6 +332,8 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
     print(f"  click → step in the filmstrip, tap           {stats(tap_swaps)}")
     print(f"  drag → new screen visible, swipe             {stats(swipes)}  (aim 800 ms)")
     print(f"  drag → step in the filmstrip, swipe          {stats(swipe_swaps)}")
+    drags = held[2:][1::4] + held[2:][2::4]
+    print(f"  of which the drag itself (down → up)         {stats(drags)}")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@
   // poll (a new frame or a 304) came back within STALE_MS, "stale" when none has for longer,
   // "disconnected" when the last poll failed; with the age of the frame shown.
   const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000, STALE_MS = 5000;
+  const ACTING_MS = 50;
   let etag = "", delay = FAST, timer = null, inFlight = false;
-  let objectUrl = null, confirmedAt = 0, failure = "";
+  let objectUrl = null, confirmedAt = 0, failure = "", acting = false;
 
   async function poll() {
     clearTimeout(timer);
@@ -54,7 +55,8 @@
     }
     inFlight = false;
     showLiveState();
-    delay = document.hidden ? HIDDEN : changed ? FAST : Math.min(SLOW, Math.round(delay * 1.5));
+    delay = document.hidden ? HIDDEN : acting ? ACTING_MS : changed ? FAST
+      : Math.min(SLOW, Math.round(delay * 1.5));
     timer = setTimeout(poll, delay);
   }
   function pollNow() { delay = FAST; if (!inFlight) poll(); }
@@ -107,18 +109,16 @@
   }
 
   // ---------------------------------------------------------------- acting
-  // While an action runs, the live view asks for the screen every ACTING_MS: the new screen
-  // shows as soon as the device draws it, not only once the step is settled and stored.
-  const ACTING_MS = 100;
-  let acting = false;
+  // While an action runs, the live view asks for the screen ACTING_MS after each answer: the
+  // new screen shows as soon as the device draws it, not once the step is settled and stored.
   function act(values, url) {
     if (!recording || acting) return Promise.resolve();
     acting = true;
     busy.hidden = false;
-    const watch = setInterval(() => { if (!inFlight) poll(); }, ACTING_MS);
+    pollNow();
     return htmx.ajax("POST", url || d.actUrl, {
       target: "#recording", swap: "innerHTML", values, headers,
-    }).finally(() => { clearInterval(watch); acting = false; busy.hidden = true; pollNow(); });
+    }).finally(() => { acting = false; busy.hidden = true; pollNow(); });
   }
 
   document.body.addEventListener("htmx:afterSwap", (e) => {
