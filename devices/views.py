@@ -549,8 +549,8 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
             memory=request.POST.get("memory", ""),
             trainable=request.POST.get("trainable") == "on",
         )
-    except RECORDING_ERRORS as exc:
-        return _panel(request, serial, str(exc))
+    except RECORDING_ERRORS as exc:  # the form stays on the step it was editing
+        return _panel(request, serial, str(exc), selected=index)
     return _panel(request, serial, selected=index)
 
 

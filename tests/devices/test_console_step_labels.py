@@ -94,4 +94,5 @@ def test_a_label_form_of_an_older_version_is_refused(
     page.click("#labels-form button[type=submit]")
     page.wait_for_selector("#recording-error")
     assert "you edited version 1" in page.inner_text("#recording-error")
+    assert page.get_attribute("#labels-form", "data-step") == "0"  # still on the step picked
     assert Trajectory.objects.get(task=task).steps.get(index=0).summary == "x"
