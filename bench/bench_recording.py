@@ -6,7 +6,11 @@
    calls it needs, one after another: input swipe + screencap -p + uiautomator dump.
 2. From a step stored to the step visible in the console (Chromium): the panel rendered, sent
    and swapped in (the step's own durations come back in a Server-Timing header).
-3. The live view's frames per second on an idle and on a changing screen, polling as the
+3. From a click (or a drag) on the live view to the new screen visible there, as a person
+   records: the action, the settle wait, the capture and the live view's frame all counted.
+   "visible" is the moment the live view shows the screen the step recorded as its result;
+   "in the filmstrip" the moment the step's panel is swapped in.
+4. The live view's frames per second on an idle and on a changing screen, polling as the
    console does (fast after a change, backing off while unchanged).
 """
 
@@ -92,6 +96,9 @@ def run(serial: str, adb_port: int, steps: int, width: int, height: int) -> None
     user = get_user_model().objects.create_user("bench", password="bench-password")
     project = do_create_project("Bench", user)
     task = get_or_create_task(project, TaskRecord(uid="bench", goal="Scroll the shop"))
+    from devices.models import Device
+
+    Device.objects.get_or_create(serial=serial)[0].projects.add(project)  # as a site admin does
     device = adbutils.AdbClient(port=adb_port).device(serial)
     device.app_start("com.waypoint.freshcart")
     time.sleep(1)
@@ -186,7 +193,9 @@ def browser_figures(serial: str, user, task) -> None:
             visible.append(took[0] - took[1])
         print(f"  step stored → visible in the browser         {stats(visible)}  (budget 300 ms)")
 
-        # 3. live view frame rate: idle, then with the screen changing all the time
+        click_to_visible(page, serial)
+
+        # 4. live view frame rate: idle, then with the screen changing all the time
         def count(seconds: float) -> tuple[float, float]:
             page.evaluate("window.__f = 0; window.__p = 0")
             page.evaluate(
@@ -223,6 +232,108 @@ def browser_figures(serial: str, user, task) -> None:
         )
         browser.close()
     server.terminate()
+
+
+def _live_point(page, x: int, y: int) -> tuple[float, float]:
+    """Where device pixel (x, y) is drawn in the live view (the picture is fitted, contain)."""
+    box = page.locator("#screen").bounding_box()
+    img = "document.getElementById('screen')"
+    w, h = page.evaluate(f"[{img}.naturalWidth, {img}.naturalHeight]")
+    scale = min(box["width"] / w, box["height"] / h)
+    left = box["x"] + (box["width"] - w * scale) / 2
+    top = box["y"] + (box["height"] - h * scale) / 2
+    return left + (x + 0.5) * scale, top + (y + 0.5) * scale
+
+
+def click_to_visible(page, serial: str, rounds: int = 8) -> None:
+    """3. A tap and a swipe on the live view, timed in the page from pointerdown to the frame
+    showing the recorded result, and to the step's panel swapped in."""
+    import adbutils
+
+    from trajectories.models import Trajectory
+    from trajectories.uixml import parse_ui_xml
+
+    device = adbutils.AdbClient(port=int(settings.ADB_SERVERS[0].split(":")[1])).device(serial)
+    page.evaluate(
+        """() => {
+            window.__marks = {down: 0, frames: [], swaps: []};
+            const live = document.getElementById('live');
+            live.addEventListener('pointerdown', () => {
+                window.__marks = {down: performance.now(), up: 0, frames: [], swaps: []}; }, true);
+            live.addEventListener('pointerup', () => { window.__marks.up = performance.now(); },
+                                  true);
+            new MutationObserver(() => {
+                // The frame counts when it is drawn, not when its URL is set.
+                const etag = live.dataset.etag, img = document.getElementById('screen');
+                img.decode().catch(() => {}).then(() => requestAnimationFrame(() =>
+                    window.__marks.frames.push([performance.now(), etag])));
+            }).observe(live, {attributes: true, attributeFilter: ['data-etag']});
+            document.body.addEventListener('htmx:afterSwap', () => requestAnimationFrame(() =>
+                window.__marks.swaps.push(performance.now())));
+        }"""
+    )
+
+    def steps_shown() -> int:
+        return int(page.evaluate("document.querySelector('#live').dataset.steps || '0'"))
+
+    def one(gesture) -> tuple[float, float]:
+        before = steps_shown()
+        gesture()
+        page.wait_for_function(
+            f"Number(document.querySelector('#live').dataset.steps) > {before}", timeout=20_000
+        )
+        trajectory = Trajectory.objects.filter(device_serial=serial).latest("pk")
+        etag = f'"{trajectory.final_screen.screenshot.sha256}"'
+        page.wait_for_function(
+            "(etag) => window.__marks.frames.some(([t, e]) => e === etag)", arg=etag,
+            timeout=20_000,
+        )  # fmt: skip
+        marks = page.evaluate("window.__marks")
+        seen = min(t for t, e in marks["frames"] if e == etag) - marks["down"]
+        swapped = marks["swaps"][0] - marks["down"]
+        held.append(marks["up"] - marks["down"])
+        time.sleep(0.4)  # let the live view back off, as between a person's actions
+        return seen, swapped
+
+    def tap_home() -> None:
+        page.mouse.click(*_live_point(page, 270, 1176))  # the navigation bar's Home
+
+    def tap_shop() -> None:  # FreshCart's icon on the launcher: the shop comes back
+        icon = next(
+            el for el in parse_ui_xml(device.dump_hierarchy()).elements
+            if el.resource_id.endswith(":id/icon") and el.content_desc == "FreshCart"
+        )  # fmt: skip
+        page.mouse.click(*_live_point(page, *icon.center))
+
+    def drag(y1: int, y2: int):
+        def go() -> None:
+            page.mouse.move(*_live_point(page, 270, y1))
+            page.mouse.down()
+            page.mouse.move(*_live_point(page, 270, y2), steps=8)
+            page.mouse.up()
+
+        return go
+
+    held: list[float] = []  # pointerdown → pointerup: a drag's length is replayed on the device
+    one(tap_shop)  # the shop's first launch (it loads), and back: not counted
+    one(tap_home)
+    taps, tap_swaps, swipes, swipe_swaps = [], [], [], []
+    for _ in range(rounds):
+        for gesture, seen_list, swapped_list in (
+            (tap_shop, taps, tap_swaps),
+            (drag(900, 500), swipes, swipe_swaps),
+            (drag(500, 900), swipes, swipe_swaps),
+            (tap_home, taps, tap_swaps),
+        ):
+            seen, swapped = one(gesture)
+            seen_list.append(seen)
+            swapped_list.append(swapped)
+    print(f"  click → new screen visible, tap              {stats(taps)}  (aim 400 ms)")
+    print(f"  click → step in the filmstrip, tap           {stats(tap_swaps)}")
+    print(f"  drag → new screen visible, swipe             {stats(swipes)}  (aim 800 ms)")
+    print(f"  drag → step in the filmstrip, swipe          {stats(swipe_swaps)}")
+    drags = held[2:][1::4] + held[2:][2::4]
+    print(f"  of which the drag itself (down → up)         {stats(drags)}")
 
 
 if __name__ == "__main__":

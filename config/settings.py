@@ -342,6 +342,8 @@ WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the 
 # The longest a lease lasts from when it was taken, renewals included (a device can lower it).
 WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
+# On the virtual device (its screen version reads -1 while anything animates or loads).
+WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS = envint("WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS", 50)
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
 

@@ -20,7 +20,14 @@ urlpatterns = [
     path("devices/<str:serial>/finish/", views.finish, name="device-finish"),
     path("devices/<str:serial>/undo/", views.undo, name="device-undo"),
     path("devices/<str:serial>/note/", views.note, name="device-note"),
+    path("devices/<str:serial>/panel/", views.recording_panel, name="device-panel"),
+    path("devices/<str:serial>/labels/undo/", views.undo_labels, name="device-undo-labels"),
     path("devices/<str:serial>/memory/", views.memory_target, name="device-memory"),
+    path(
+        "devices/<str:serial>/memory/<int:target_id>/",
+        views.memory_target_edit,
+        name="device-memory-edit",
+    ),
     path(
         "devices/<str:serial>/steps/<int:index>/labels/",
         views.step_labels,

@@ -36,9 +36,17 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
-from trajectories.edits import StaleVersion
+from trajectories.edits import RECORDING, StaleVersion, do_undo, next_undo_part, undo_state
 from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
-from trajectories.models import ActionType, MemoryTarget, Project, Status, Step, Task, Trajectory
+from trajectories.models import (
+    ActionType,
+    MemoryTarget,
+    Project,
+    Status,
+    Step,
+    Task,
+    Trajectory,
+)
 from trajectories.validation import ACTION_FIELDS, InvalidData
 from trajectories.views import immutable_response
 
@@ -53,6 +61,8 @@ from .services import (
     check_driver,
     connect,
     do_add_note,
+    do_delete_recorded_memory_target,
+    do_edit_memory_target,
     do_finish_recording,
     do_heartbeat,
     do_import_virtual_tasks,
@@ -225,13 +235,19 @@ def console_context(request: HttpRequest, serial: str, **extra: Any) -> dict[str
         if trajectory
         else []
     )
+    last_step = steps[-1] if steps else None
+    # The step the label form edits: the one picked in the filmstrip, else the latest.
+    selected = extra.pop("selected", None)
+    selected_step = next((s for s in steps if s.index == selected), last_step)
     context = {
         "serial": serial,
         "lease": lease,
         "driving": driving,
         "trajectory": trajectory,
         "steps": steps,
-        "last_step": steps[-1] if steps else None,
+        "last_step": last_step,
+        "selected_step": selected_step,
+        "undo_state": undo_state(trajectory) if trajectory else {},
         "memory_targets": MemoryTarget.objects.filter(trajectory=trajectory) if trajectory else [],
         "notes": trajectory.metadata.get("notes", []) if trajectory else [],
     }
@@ -309,6 +325,18 @@ def elements(request: HttpRequest, serial: str) -> JsonResponse:
 def _panel(request: HttpRequest, serial: str, error: str = "", **extra: Any) -> HttpResponse:
     context = console_context(request, serial, error=error, **extra)
     return render(request, "devices/_recording.html", context)
+
+
+@login_required
+@require_GET
+@device_members_only
+def recording_panel(request: HttpRequest, serial: str) -> HttpResponse:
+    """The recording panel with the step picked in the filmstrip selected for labelling."""
+    try:
+        selected = int(request.GET.get("step", ""))
+    except ValueError:
+        selected = None
+    return _panel(request, serial, selected=selected)
 
 
 @login_required
@@ -481,6 +509,31 @@ def memory_target(request: HttpRequest, serial: str) -> HttpResponse:
 @login_required
 @require_POST
 @device_members_only
+def memory_target_edit(request: HttpRequest, serial: str, target_id: int) -> HttpResponse:
+    """Change (or, with ``delete``, remove) a memory target marked during this recording."""
+    try:
+        trajectory = _driven(request, serial)
+        if request.POST.get("delete"):
+            do_delete_recorded_memory_target(
+                trajectory, request.user, posted_version(request), target_id
+            )
+        else:
+            do_edit_memory_target(
+                trajectory,
+                request.user,
+                posted_version(request),
+                target_id,
+                key=request.POST.get("key", ""),
+                value=request.POST.get("value", ""),
+            )
+    except RECORDING_ERRORS as exc:
+        return _panel(request, serial, str(exc))
+    return _panel(request, serial)
+
+
+@login_required
+@require_POST
+@device_members_only
 def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
     try:
         trajectory = _driven(request, serial)
@@ -496,9 +549,27 @@ def step_labels(request: HttpRequest, serial: str, index: int) -> HttpResponse:
             memory=request.POST.get("memory", ""),
             trainable=request.POST.get("trainable") == "on",
         )
+    except RECORDING_ERRORS as exc:  # the form stays on the step it was editing
+        return _panel(request, serial, str(exc), selected=index)
+    return _panel(request, serial, selected=index)
+
+
+@login_required
+@require_POST
+@device_members_only
+def undo_labels(request: HttpRequest, serial: str) -> HttpResponse:
+    """Undo the last label edit (a step's labels, a memory target, a note), as the workspace's
+    undo does: a new versioned, audited edit."""
+    selected = None
+    try:
+        trajectory = _driven(request, serial)
+        part = next_undo_part(trajectory) or ""
+        selected = int(part.removeprefix("step:")) if part.startswith("step:") else None
+        if not do_undo(trajectory, request.user, posted_version(request), statuses=RECORDING):
+            return _panel(request, serial, "There is no label edit to undo.")
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
-    return _panel(request, serial, selected=index)
+    return _panel(request, serial, selected=selected, notice="The last label edit is undone.")
 
 
 # ------------------------------------------------------------------------------- thumbnails

@@ -168,11 +168,17 @@ def update_metadata(
 # ---------------------------------------------------------------- undo and redo
 
 
-def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bool) -> bool:
+def _undo_or_redo(
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    redo: bool,
+    statuses: Iterable[str] = EDITABLE,
+) -> bool:
     """Restore one side of the last (undone) edit, as a new audited, versioned edit."""
     with transaction.atomic():
         locked = lock(trajectory, expected_version)
-        check_editable(locked)
+        check_editable(locked, statuses)
         entries = LabelEdit.objects.filter(trajectory=locked, undone=redo).select_related("event")
         entry = entries.order_by("id" if redo else "-id").first()
         if entry is None:
@@ -197,9 +203,13 @@ def _undo_or_redo(trajectory: Trajectory, actor, expected_version: Any, redo: bo
     return True
 
 
-def do_undo(trajectory: Trajectory, actor, expected_version: Any) -> bool:
-    """Undo the trajectory's last label edit (whoever made it); False when there is none."""
-    return _undo_or_redo(trajectory, actor, expected_version, redo=False)
+def do_undo(
+    trajectory: Trajectory, actor, expected_version: Any, *, statuses: Iterable[str] = EDITABLE
+) -> bool:
+    """Undo the trajectory's last label edit (whoever made it); False when there is none.
+
+    ``statuses``: the recording console undoes label edits while recording."""
+    return _undo_or_redo(trajectory, actor, expected_version, redo=False, statuses=statuses)
 
 
 def do_redo(trajectory: Trajectory, actor, expected_version: Any) -> bool:
@@ -258,6 +268,17 @@ def do_revert(trajectory: Trajectory, actor, expected_version: Any, event_id: An
         change,
         object_type="AuditEvent",
     )
+
+
+def next_undo_part(trajectory: Trajectory) -> Part | None:
+    """The part of the labels an undo would change now (``step:3``, ``memory_targets``...)."""
+    entry = (
+        LabelEdit.objects.filter(trajectory=trajectory, undone=False)
+        .select_related("event")
+        .order_by("-id")
+        .first()
+    )
+    return label_change_part(entry.event) if entry is not None else None
 
 
 def forget_undo(trajectory: Trajectory) -> None:

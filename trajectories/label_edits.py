@@ -400,11 +400,19 @@ def do_add_memory_target(
 
 
 def do_update_memory_target(
-    trajectory: Trajectory, actor, expected_version: Any, target_id: Any, fields: Mapping
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    target_id: Any,
+    fields: Mapping,
+    *,
+    statuses: Iterable[str] = EDITABLE,
 ) -> MemoryTarget:
     fields = only_fields(fields, ("key", "value", "encode_step", "retrieve_steps", "evidence"))
 
     def change(locked: Trajectory) -> MemoryTarget:
+        # While recording, a value may be encoded by the step not yet recorded.
+        pending = 1 if locked.status == Status.RECORDING else 0
         target = _memory_target(locked, target_id)
         if "key" in fields:
             target.key = text_field(fields["key"], "key", required=True).strip()
@@ -416,7 +424,9 @@ def do_update_memory_target(
         retrieve = _steps_list(
             fields.get("retrieve_steps", target.retrieve_steps), "retrieve_steps"
         )
-        target.retrieve_steps = check_memory_target(encode, retrieve, locked.step_count, "")
+        target.retrieve_steps = check_memory_target(
+            encode, retrieve, locked.step_count + pending, ""
+        )
         target.encode_step = encode
         target.save()
         return target
@@ -429,11 +439,17 @@ def do_update_memory_target(
         "memory_targets",
         change,
         object_type="MemoryTarget",
+        statuses=statuses,
     )
 
 
 def do_delete_memory_target(
-    trajectory: Trajectory, actor, expected_version: Any, target_id: Any
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    target_id: Any,
+    *,
+    statuses: Iterable[str] = EDITABLE,
 ) -> None:
     def change(locked: Trajectory) -> None:
         _memory_target(locked, target_id).delete()
@@ -446,6 +462,7 @@ def do_delete_memory_target(
         "memory_targets",
         change,
         object_type="MemoryTarget",
+        statuses=statuses,
     )
 
 

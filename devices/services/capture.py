@@ -149,7 +149,14 @@ def wait_until_settled(
 ) -> Settle:
     """Wait until two reads ``interval`` apart agree, or ``timeout`` seconds have passed."""
     if interval is None:
-        interval = settings.WAYPOINT_SETTLE_INTERVAL_MS / 1000
+        # The virtual device's screen version moves on every change and reads -1 while
+        # anything animates or loads, so a short interval is enough there; a phone's probe is a
+        # whole screenshot, compared byte for byte.
+        interval = (
+            settings.WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS
+            if facts.virtual
+            else settings.WAYPOINT_SETTLE_INTERVAL_MS
+        ) / 1000
     if timeout is None:
         timeout = settings.WAYPOINT_SETTLE_TIMEOUT_MS / 1000
     start = time.monotonic()

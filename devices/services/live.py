@@ -35,6 +35,14 @@ _frame_locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
 
+def remember_frame(serial: str, png: bytes, version: int | None) -> None:
+    """A screen just captured (a recorded step's result) is the live view's next frame: the
+    console's poll right after the step gets it without another screenshot."""
+    frame = Frame(png, hashlib.sha256(png).hexdigest(), version, time.monotonic())
+    with _guard:
+        _frames[serial] = frame
+
+
 def latest_frame(conn: Connected) -> Frame:
     serial = conn.device.serial
     with _guard:

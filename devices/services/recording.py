@@ -446,6 +446,9 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
             t2 = time.perf_counter()
             shot = capture(conn.device, conn.facts, settle)
             t3 = time.perf_counter()
+            from .live import remember_frame  # live imports this module
+
+            remember_frame(serial, shot.png, shot.version)
         except (DeviceUnavailable, CaptureError, *DEVICE_ERRORS) as exc:
             reason = f"device {serial} disconnected: {exc}"
             do_interrupt(trajectory, reason)
@@ -600,6 +603,28 @@ def do_add_note(trajectory: Trajectory, actor, expected_version: Any, text: Any)
     return label_edits.do_add_note(trajectory, actor, expected_version, text, statuses=RECORDING)
 
 
+def text_in_box(tree: UITree, bounds: list[int]) -> str:
+    """The text a box drawn on the screen holds: the texts (or content descriptions) of the
+    elements inside it, top to bottom and left to right, without the containers' repeats."""
+    x1, y1, x2, y2 = bounds
+    inside = [
+        el
+        for el in tree.elements
+        if (el.text or el.content_desc)
+        and el.area > 0
+        and x1 <= el.bounds[0]
+        and y1 <= el.bounds[1]
+        and el.bounds[2] <= x2
+        and el.bounds[3] <= y2
+    ]
+    texts: list[str] = []
+    for el in sorted(inside, key=lambda el: (el.bounds[1], el.bounds[0])):
+        text = (el.text or el.content_desc).strip()
+        if text and not any(text in seen for seen in texts):
+            texts.append(text)
+    return " ".join(texts)
+
+
 def memory_evidence(screen: Screen, bounds: list[int], source: str) -> dict[str, Any]:
     """Where a value marked on the recording's current screen is: the marked box, the screen,
     and, when the box matches an element, that element's node."""
@@ -630,22 +655,92 @@ def do_mark_memory_target(
 ) -> MemoryTarget:
     """A value on the current screen that must be remembered; encoded by the next step.
 
-    An empty value is the marked element's text (or content description).
+    An empty value is the marked element's text (or content description), or for a box, the
+    text of the elements inside it. Marking a key already marked on this screen again
+    replaces that mark (a second try), instead of adding a duplicate.
     """
     check_recording(trajectory)
     bounds = check_bounds(bounds, "bounds")
-    evidence = memory_evidence(_current_screen(trajectory), bounds, source)
-    node = evidence.get("node") or {}
+    screen = _current_screen(trajectory)
+    evidence = memory_evidence(screen, bounds, source)
+    if not value:
+        value = marked_text(trajectory, evidence)
+    same = MemoryTarget.objects.filter(
+        trajectory=trajectory, key=str(key).strip(), encode_step=trajectory.step_count
+    ).first()
+    if same is not None and str(key).strip():
+        return label_edits.do_update_memory_target(
+            trajectory,
+            actor,
+            expected_version,
+            same.pk,
+            {"value": value, "evidence": evidence},
+            statuses=RECORDING,
+        )
     return label_edits.do_add_memory_target(
         trajectory,
         actor,
         expected_version,
         key=key,
-        value=value or node.get("text") or node.get("content_desc") or "",
+        value=value,
         encode_step=trajectory.step_count,
         evidence=evidence,
         statuses=RECORDING,
     )
+
+
+def do_edit_memory_target(
+    trajectory: Trajectory, actor, expected_version: Any, target_id: Any, *, key: str, value: str
+) -> MemoryTarget:
+    """Change a memory target's key and value while recording; an empty value is the text of
+    the element it was marked on, as when marking."""
+    check_recording(trajectory)
+    target = MemoryTarget.objects.filter(trajectory=trajectory, pk=_int_or_none(target_id)).first()
+    if target is not None and not value:
+        value = marked_text(trajectory, target.evidence or {}) or target.value
+    return label_edits.do_update_memory_target(
+        trajectory,
+        actor,
+        expected_version,
+        target_id,
+        {"key": key, "value": value},
+        statuses=RECORDING,
+    )
+
+
+def marked_text(trajectory: Trajectory, evidence: dict[str, Any]) -> str:
+    """The text of what was marked: the element's, else the text inside the marked box on the
+    screen it was marked on."""
+    node = evidence.get("node") or {}
+    if node.get("text") or node.get("content_desc"):
+        return node.get("text") or node.get("content_desc")
+    index, bounds = evidence.get("screen"), evidence.get("bounds")
+    if not isinstance(index, int) or not bounds:
+        return ""
+    screen = (
+        Screen.objects.filter(trajectory=trajectory)
+        .select_related("ui_xml")
+        .order_by("pk")[index : index + 1]
+        .first()
+    )
+    tree = ui_tree_of(screen) if screen is not None else None
+    return text_in_box(tree, bounds) if tree is not None else ""
+
+
+def do_delete_recorded_memory_target(
+    trajectory: Trajectory, actor, expected_version: Any, target_id: Any
+) -> None:
+    check_recording(trajectory)
+    label_edits.do_delete_memory_target(
+        trajectory, actor, expected_version, target_id, statuses=RECORDING
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------------------- tasks

@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 ORIGIN = "http://device.waypoint.test"
 SCREEN_ARGS = [*CHROMIUM_ARGS, "--headless", "--disable-smooth-scrolling", "--hide-scrollbars"]
 LAUNCHER = ("com.android.launcher3", ".Launcher")
+SWIPE_REST_S = 0.06  # longer than Chromium's 40 ms after which a pointer counts as stopped
 
 
 @dataclass
@@ -293,6 +294,10 @@ class Screen:
                     touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
                 )
                 await asyncio.sleep(ms / 1000 / steps)
+            # The finger rests at the end before it lifts: the page scrolls by the distance
+            # swiped and no fling follows (a fling would scroll on for up to a second, by an
+            # amount the recorded action does not say, and hold up the settle).
+            await asyncio.sleep(SWIPE_REST_S)
             await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
 
     async def drag(self, x1: int, y1: int, x2: int, y2: int, ms: int) -> None:

@@ -164,7 +164,6 @@ def test_labels_notes_and_marks_from_the_console_carry_the_version_they_edited(
     task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
     page = browser_page
     page.set_viewport_size({"width": 1440, "height": 900})
-    page.on("dialog", lambda d: d.accept("kettle_price" if "key" in d.message else ""))
     page.goto(f"{live_server.url}/login/")
     page.fill("input[name=username]", "alice")
     page.fill("input[name=password]", "alice-password")
@@ -190,6 +189,8 @@ def test_labels_notes_and_marks_from_the_console_carry_the_version_they_edited(
     page.mouse.down()
     page.mouse.move(*screen_point(page, x2, y2), steps=5)
     page.mouse.up()
+    page.fill("#mark-key", "kettle_price")
+    page.press("#mark-key", "Enter")
     page.wait_for_selector("#memory-targets")
     shot(page, "protocol-console-labels")
 

@@ -269,6 +269,9 @@ PAGES = [
     ("post", "undo/"),
     ("post", "note/"),
     ("post", "memory/"),
+    ("post", "memory/1/"),
+    ("get", "panel/?step=0"),
+    ("post", "labels/undo/"),
     ("post", "steps/0/labels/"),
     ("post", "settings/"),
 ]

@@ -199,6 +199,11 @@ def action_summary(step: Step) -> str:
         return f"swipe {start} → {end}".replace("None", "?")
     if kind == ActionType.TYPE:
         return f"type “{_short(str(fields.get('text', '')), 30)}”"
+    # What the annotator typed or the app is called stays as stored; only our words are lower.
+    if kind == ActionType.ANSWER:
+        return f"answer “{_short(str(fields.get('text', '')))}”"
+    if kind == ActionType.OPEN_APP:
+        return "open " + _short(str(fields.get("app_label") or fields.get("package", "")))
     return (badge_text(step) or kind).lower()
 
 

@@ -12,16 +12,20 @@
   const xmlLayer = document.getElementById("xml-layer");
   const box = document.getElementById("box");
   const busy = document.getElementById("busy");
-  const fpsLabel = document.getElementById("fps");
+  const liveState = document.getElementById("live-state");
   const hoverInfo = document.getElementById("hover-info");
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]+)"/);
   const headers = csrf ? {"X-CSRFToken": csrf[1]} : {};
   let recording = d.recording === "1";
 
   // ---------------------------------------------------------------- live view
-  const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000;
-  let etag = "", delay = FAST, timer = null, inFlight = false, frames = 0, polls = 0;
-  let objectUrl = null;
+  // The indicator says whether the picture is the device's screen now: "live" while the last
+  // poll (a new frame or a 304) came back within STALE_MS, "stale" when none has for longer,
+  // "disconnected" when the last poll failed; with the age of the frame shown.
+  const FAST = Number(d.frameMs) || 200, SLOW = 2000, HIDDEN = 10000, STALE_MS = 5000;
+  const ACTING_MS = 50;
+  let etag = "", delay = FAST, timer = null, inFlight = false;
+  let objectUrl = null, confirmedAt = 0, failure = "", acting = false;
 
   async function poll() {
     clearTimeout(timer);
@@ -32,28 +36,49 @@
       const response = await fetch(d.frameUrl, {
         cache: "no-store", headers: etag ? {"If-None-Match": etag} : {},
       });
-      polls++;
       if (response.status === 200) {
         const blob = await response.blob();
         etag = response.headers.get("ETag") || "";
         if (objectUrl) URL.revokeObjectURL(objectUrl);
         objectUrl = URL.createObjectURL(blob);
         img.src = objectUrl;
-        frames++;
         changed = true;
         live.dataset.etag = etag;
       }
-    } catch (e) { /* the server restarts or the network blinks: try again later */ }
+      if (response.status === 200 || response.status === 304) {
+        confirmedAt = Date.now(); failure = "";
+      } else {
+        failure = (await response.text()).slice(0, 200) || `the server answered ${response.status}`;
+      }
+    } catch (e) {  // the server restarts or the network blinks: try again later
+      failure = "no answer from the server";
+    }
     inFlight = false;
-    delay = document.hidden ? HIDDEN : changed ? FAST : Math.min(SLOW, Math.round(delay * 1.5));
+    showLiveState();
+    delay = document.hidden ? HIDDEN : acting ? ACTING_MS : changed ? FAST
+      : Math.min(SLOW, Math.round(delay * 1.5));
     timer = setTimeout(poll, delay);
   }
   function pollNow() { delay = FAST; if (!inFlight) poll(); }
   document.addEventListener("visibilitychange", () => { if (!document.hidden) pollNow(); });
-  setInterval(() => {  // frames shown per second over the last 5 s
-    fpsLabel.textContent = `${(frames / 5).toFixed(1)} frames/s (${polls} polls / 5 s)`;
-    frames = 0; polls = 0;
-  }, 5000);
+
+  function age(ms) {
+    const s = ms / 1000;
+    return s < 10 ? `${s.toFixed(1)} s` : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`;
+  }
+  function showLiveState() {
+    const since = confirmedAt ? Date.now() - confirmedAt : null;
+    const state = failure ? "disconnected" : since === null ? "connecting"
+      : since > STALE_MS ? "stale" : "live";
+    const frameAge = since === null ? "no frame yet" : `frame ${age(since)} old`;
+    liveState.dataset.state = state;
+    liveState.querySelector(".word").textContent = state;
+    liveState.querySelector(".age").textContent = frameAge;
+    liveState.title = failure ? `The device's screen cannot be fetched: ${failure}. Retrying.`
+      : state === "stale" ? "No answer about the screen for a while: it may have changed since."
+      : "The picture is the device's screen now (checked a moment ago).";
+  }
+  setInterval(showLiveState, 500);
   poll();
 
   // ---------------------------------------------------------------- lease heartbeat
@@ -84,11 +109,13 @@
   }
 
   // ---------------------------------------------------------------- acting
-  let acting = false;
+  // While an action runs, the live view asks for the screen ACTING_MS after each answer: the
+  // new screen shows as soon as the device draws it, not once the step is settled and stored.
   function act(values, url) {
     if (!recording || acting) return Promise.resolve();
     acting = true;
     busy.hidden = false;
+    pollNow();
     return htmx.ajax("POST", url || d.actUrl, {
       target: "#recording", swap: "innerHTML", values, headers,
     }).finally(() => { acting = false; busy.hidden = true; pollNow(); });
@@ -102,8 +129,8 @@
       recording = false;
       document.getElementById("controls")?.classList.add("disabled");
     }
-    const last = document.querySelector("#filmstrip .frame:last-child");
-    last?.scrollIntoView({block: "nearest", inline: "end"});
+    const selected = document.querySelector("#filmstrip .frame.selected");
+    selected?.scrollIntoView({block: "nearest", inline: "nearest"});
     if (rec) live.dataset.steps = rec.dataset.steps;
   });
 
@@ -164,17 +191,41 @@
     }
   });
 
+  // Marking a value opens the editor under the controls, with the box still drawn on the
+  // screen: a key, and a value that, left empty, is the element's text (found by the server).
+  const markForm = document.getElementById("mark-form");
+  const markKey = document.getElementById("mark-key");
+  const markValue = document.getElementById("mark-value");
+  let marking = null;
   function markMemory(bounds, value, source) {
     const [x1, y1, x2, y2] = bounds;
     const ordered = [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
-    const key = window.prompt("Memory key for this value (e.g. order_number)", "");
-    if (!key) return;
-    const val = window.prompt("Value (empty: the element's text)", value || "");
-    if (val === null) return;
+    marking = {bounds: ordered, source};
+    showBox({x: ordered[0], y: ordered[1]}, {x: ordered[2], y: ordered[3]});
+    document.getElementById("mark-where").textContent =
+      `${source === "element" ? "element" : "box"} [${ordered.join(", ")}]`;
+    const keys = [...document.querySelectorAll("#memory-targets .mt-key")].map((i) => i.value);
+    document.getElementById("mark-keys").replaceChildren(...keys.map((k) => new Option(k)));
+    markValue.value = value || "";
+    markForm.hidden = false;
+    markKey.focus();
+    markKey.select();
+  }
+  function closeMark() {
+    marking = null; markForm.hidden = true; box.hidden = true;
+  }
+  markForm?.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!marking || !markKey.value.trim()) return;
     // The version of the labels the panel shows: a mark made on an older one is refused.
     const version = document.querySelector("#recording .rec")?.dataset.version || "";
-    act({key, value: val, bounds: ordered.join(","), source, version}, d.memoryUrl);
-  }
+    const values = {key: markKey.value.trim(), value: markValue.value,
+                    bounds: marking.bounds.join(","), source: marking.source, version};
+    closeMark();
+    act(values, d.memoryUrl);
+  });
+  document.getElementById("mark-cancel")?.addEventListener("click", closeMark);
+  markForm?.addEventListener("keydown", (e) => { if (e.key === "Escape") closeMark(); });
 
   // ---------------------------------------------------------------- XML overlay
   async function showElements() {

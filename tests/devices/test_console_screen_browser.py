@@ -1,0 +1,81 @@
+"""The console's live screen in Chromium: the controls beside it stay put, and it says
+whether the picture is the device's screen now."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import shot
+from tests.devices.console_pages import open_shop, start_recording
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080)])
+def test_the_controls_stay_put_when_the_xml_overlay_is_on(
+    transactional_db, live_server, adb_servers, device, project_device, project, browser, size
+):
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    start_recording(page, live_server, device, project)
+    open_shop(page)
+    controls = page.locator(".control-col").bounding_box()
+    screen = page.locator("#live").bounding_box()
+
+    page.keyboard.press("x")
+    page.wait_for_selector("#xml-layer .xml-el")
+    # The element with the longest description: its text shows under the screen.
+    longest = page.evaluate(
+        """() => [...document.querySelectorAll('#xml-layer .xml-el')]
+            .map((el, i) => [el.title.length, i]).sort((a, b) => b[0] - a[0])[0][1]"""
+    )
+    page.locator("#xml-layer .xml-el").nth(longest).hover(force=True)
+    page.wait_for_function("document.querySelector('#hover-info').textContent.length > 40")
+    shot(page, f"console-xml-overlay-{size[0]}")
+    assert page.locator(".control-col").bounding_box() == controls
+    assert page.locator("#live").bounding_box() == screen
+
+    page.keyboard.press("x")
+    assert page.locator(".control-col").bounding_box() == controls
+
+
+def test_it_says_whether_the_screen_is_live(
+    transactional_db, live_server, adb_servers, device, project_device, project, browser
+):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    start_recording(page, live_server, device, project)
+    state = page.locator("#live-state")
+    page.wait_for_selector("#live-state[data-state=live]")
+    assert "live" in state.inner_text() and "s old" in state.inner_text()
+    assert "frames/s" not in page.inner_text("body")
+
+    # The server stops answering: the picture is no longer the device's screen.
+    page.route("**/frame/", lambda route: route.abort())
+    page.wait_for_selector("#live-state[data-state=disconnected]", timeout=10_000)
+    shot(page, "console-live-disconnected")
+    assert "disconnected" in state.inner_text()
+    assert "cannot be fetched" in state.get_attribute("title")
+
+    # Polls that never come back: the frame grows old.
+    page.unroute("**/frame/")
+    page.wait_for_selector("#live-state[data-state=live]", timeout=10_000)
+    page.route("**/frame/", lambda route: None)  # held, never answered
+    page.wait_for_selector("#live-state[data-state=stale]", timeout=15_000)
+    shot(page, "console-live-stale")
+    assert "stale" in state.inner_text()
+
+
+def test_an_answer_is_shown_as_it_was_typed(
+    transactional_db, live_server, adb_servers, device, project_device, project, browser
+):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    start_recording(page, live_server, device, project)
+    open_shop(page)
+    page.fill("#answer", "Kettle £42 SKU-AB")
+    page.click("text=Finish: failure")
+    page.wait_for_selector("#finished")
+    page.click("#finished a")
+    caption = page.locator(".filmstrip .frame", has_text="answer").first
+    assert "answer “Kettle £42 SKU-AB”" in caption.inner_text()
+    assert "Kettle £42 SKU-AB" in page.locator(".filmstrip a[title*=answer]").first.get_attribute(
+        "title"
+    )
+    assert "open com.waypoint.freshcart" in page.inner_text(".filmstrip")
+    shot(page, "console-answer-caption")
