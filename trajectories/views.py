@@ -320,6 +320,43 @@ EXPORT_FORMAT_NAMES = {
 }
 
 
+LABEL_WIDTH = 90
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def distinct_labels(texts: list[str], width: int = LABEL_WIDTH) -> list[str]:
+    """Short labels for ``texts`` (sorted) that tell them apart: a text that fits is shown
+    whole; a long one is cut, and when it shares a long beginning with a neighbour the cut
+    keeps its opening and jumps to the part that differs ("In ShopMate, compare … Juniper Tent
+    and the Orbit Tent; …")."""
+    labels = []
+    for i, text in enumerate(texts):
+        if len(text) <= width:
+            labels.append(text)
+            continue
+        shared = max(
+            _common_prefix(text, texts[i - 1]) if i > 0 else 0,
+            _common_prefix(text, texts[i + 1]) if i + 1 < len(texts) else 0,
+        )
+        if shared < width - 15:
+            labels.append(text[: width - 1].rstrip() + "…")
+            continue
+        head = text[:24].rsplit(" ", 1)[0]
+        start = text.rfind(" ", 0, max(shared - 12, len(head))) + 1
+        rest = text[start : start + width - len(head) - 3]
+        more = "…" if start + len(rest) < len(text) else ""
+        labels.append(f"{head} … {rest.rstrip()}{more}")
+    return labels
+
+
 class ExportForm(forms.Form):
     format = forms.ChoiceField()
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
@@ -371,9 +408,11 @@ class ExportForm(forms.Form):
         self.fields["format"].choices = [
             (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
         ]
-        tasks = project.tasks.order_by("goal").values_list("uid", "goal")
+        tasks = list(project.tasks.order_by("goal", "uid").values_list("uid", "goal"))
+        labels = distinct_labels([goal for _, goal in tasks])
         self.fields["task"].choices = [("", "any task")] + [
-            (uid, goal if len(goal) <= 70 else goal[:69] + "…") for uid, goal in tasks
+            (uid, label if labels.count(label) == 1 else f"{label} ({uid})")
+            for (uid, _), label in zip(tasks, labels, strict=True)
         ]
 
     def clean_split_ratios(self) -> dict[str, float]:
