@@ -60,6 +60,7 @@ from .models import (
     Subgoal,
     Trajectory,
 )
+from .sorting import sort_columns
 from .services import do_add_membership, do_remove_membership, do_set_membership
 from .validation import InvalidData
 
@@ -133,14 +134,26 @@ class TrajectoryFilterForm(forms.Form):
         }
 
 
+TRAJECTORY_COLUMNS = [
+    ("Task goal", "goal", "goal"),
+    ("Steps", "steps", "num"),
+    ("Status", "status", ""),
+    ("Outcome", "outcome", ""),
+    ("Source", "source", ""),
+    ("Recorder", "recorder", ""),
+    ("Created", "created", "nowrap"),
+]
+
+
 @login_required
 @require_GET
 def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
     form = TrajectoryFilterForm(request.GET, project)
     filters = form.filters()
+    sort = request.GET.get("sort", "")
     trajectories = (
-        selectors.trajectory_list(request.user, project, filters)
+        selectors.trajectory_list(request.user, project, filters, sort)
         if filters is not None
         else Trajectory.objects.none()
     ).select_related("task", "recorded_by")
@@ -152,6 +165,9 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
         "form": form,
         "page": page,
         "query": query.urlencode(),
+        "columns": sort_columns(
+            request, TRAJECTORY_COLUMNS, sort or selectors.DEFAULT_TRAJECTORY_SORT
+        ),
     }
     if (
         request.htmx
