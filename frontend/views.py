@@ -7,12 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from trajectories.access import projects_of
 from trajectories import selectors
+from trajectories.access import projects_of
 from trajectories.services import do_create_project
-from trajectories.validation import InvalidData
-
 from trajectories.sorting import sort_columns
+from trajectories.validation import InvalidData
 
 PROJECT_COLUMNS = [
     ("Project", "name", "name"),

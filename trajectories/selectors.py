@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 

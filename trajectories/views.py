@@ -60,8 +60,8 @@ from .models import (
     Subgoal,
     Trajectory,
 )
-from .sorting import sort_columns
 from .services import do_add_membership, do_remove_membership, do_set_membership
+from .sorting import sort_columns
 from .validation import InvalidData
 
 PAGE_SIZE = 25

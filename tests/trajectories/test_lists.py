@@ -32,7 +32,7 @@ def three(project):
 
 
 def everywhere(client, user, project, filters, sort=None) -> list[list[int]]:
-    """The trajectories' ids, in order, as the selector, the page, the API and an export see them."""
+    """The ids, in order, as the selector, the page and the API see them (an export: the set)."""
     query = dict(filters, **({"sort": sort} if sort else {}))
     selected = list(trajectory_list(user, project, filters, sort).values_list("pk", flat=True))
     client.force_login(user)

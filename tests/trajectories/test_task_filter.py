@@ -134,9 +134,7 @@ def test_the_list_shows_a_long_goal_whole_for_the_browser_to_clip(client, projec
     client.force_login(alice)
     response, _ = list_page(client, project)
     link = f'<a href="/trajectories/{trajectory.pk}/" title="{goal}">{goal}</a>'
-    assert f'<td class="goal">{link}' in (
-        response.content.decode()
-    )
+    assert f'<td class="goal">{link}' in (response.content.decode())
 
 
 def test_a_long_goal_picked_by_id_is_a_valid_filter(client, project, alice):
