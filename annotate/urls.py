@@ -27,5 +27,6 @@ urlpatterns = [
         name="annotate-unassign",
     ),
     path("projects/<int:project_id>/agreement/", views.agreement, name="annotate-agreement"),
+    path("projects/<int:project_id>/progress/", views.progress, name="annotate-progress"),
     path("projects/<int:project_id>/proposals/", views.proposals, name="annotate-proposals"),
 ]

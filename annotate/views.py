@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -28,6 +29,7 @@ from . import services as s
 from .agreement import project_agreement
 from .models import Assignment, Proposal, ProposalStatus
 from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import review_queue_of, work_of
@@ -470,6 +472,22 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
+
+
+# ---------------------------------------------------------------- progress
+
+
+@login_required
+@require_GET
+def progress(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Where the project stands: statuses, shares annotated and approved, work per person."""
+    project = access_project(request.user, project_id)
+    context = {
+        "project": project,
+        "progress": project_progress(project),
+        "gap_minutes": round(settings.WAYPOINT_SESSION_GAP_S / 60),
+    }
+    return render(request, "annotate/progress.html", context)
 
 
 # ---------------------------------------------------------------- proposals
