@@ -130,8 +130,11 @@ def _review(r, t, v, post):
     return s.do_review(t, r.user, v, post.get("decision"), comments)
 
 
-def _may_resolve(user, trajectory: Trajectory, role: str | None) -> bool:
-    return may_edit(user, trajectory, role) or may_review(role)
+def _check_may_resolve(user, trajectory: Trajectory, role: str | None) -> None:
+    if not (may_edit(user, trajectory, role) or may_review(role)):
+        raise AccessDenied(
+            "Only the trajectory's annotators, reviewers and admins resolve comments"
+        )
 
 
 def _resolve(request, trajectory, version, post):
