@@ -140,10 +140,7 @@ def _check_may_resolve(user, trajectory: Trajectory, role: str | None) -> None:
 def _resolve(request, trajectory, version, post):
     """The workspace's resolve / reopen button on one comment."""
     role = role_in(trajectory.project, request.user)
-    if not _may_resolve(request.user, trajectory, role):
-        raise AccessDenied(
-            "Only the trajectory's annotators, reviewers and admins resolve comments"
-        )
+    _check_may_resolve(request.user, trajectory, role)
     comment = s.access_comment(trajectory, post.get("comment"))
     s.do_resolve_comment(comment, request.user, post.get("resolved", "1") != "0")
 
@@ -431,10 +428,7 @@ def resolve_comment(request: HttpRequest, comment_id: int) -> HttpResponse:
     if trajectory_id is None:
         raise Http404("No such comment")
     trajectory, role = access_labels(request.user, trajectory_id, VIEW)
-    if not _may_resolve(request.user, trajectory, role):
-        raise AccessDenied(
-            "Only the trajectory's annotators, reviewers and admins resolve comments"
-        )
+    _check_may_resolve(request.user, trajectory, role)
     comment = s.access_comment(trajectory, comment_id)
     s.do_resolve_comment(comment, request.user, request.POST.get("resolved", "1") != "0")
     target = request.POST.get("next", "")
