@@ -1,0 +1,69 @@
+"""Every task of the demo project can be recorded on the virtual device: its apps are there,
+and ShopMate shows the products and prices the generated trajectories were made with."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+from lxml import etree
+
+from devices.virtual import load_apps
+from devices.virtual.apps import APPS_DIR
+from fixtures.generate import generate_record, price_of, shopmate_catalogue
+from fixtures.management.commands.seed_demo import DEMO_PROJECT
+from tests.devices.conftest import tap_node
+from trajectories.models import Task
+
+SHOP = "com.waypoint.shopmate"
+
+
+@pytest.mark.django_db
+def test_every_demo_task_uses_only_apps_the_virtual_device_has():
+    call_command("seed_demo", trajectories=12, steps=6, stdout=io.StringIO())
+    on_device = {app.package for app in load_apps().apps}
+    tasks = list(Task.objects.filter(project__name=DEMO_PROJECT))
+    assert len(tasks) >= 6
+    for task in tasks:
+        missing = set(task.apps) - on_device
+        assert not missing, f"{task.goal!r} needs {missing}, not on the virtual device"
+
+
+def test_the_shopmate_app_lists_the_generated_catalogue():
+    html = (APPS_DIR / "shopmate" / "index.html").read_text()
+    listed = json.loads(re.search(r"const CATALOGUE = (\[.*?\n\]);", html, re.S).group(1))
+    assert listed == shopmate_catalogue()
+    products = {p["name"] for p in listed}
+    for seed in range(20):  # every product a generated goal names is for sale
+        goal = generate_record(seed, steps=6).task.goal
+        named = re.findall(r"the ([A-Z][a-z]+ [A-Z][A-Za-z ]+?)(?:,| and|;|$)", goal)
+        assert named and set(named) <= products, goal
+
+
+def _texts(device) -> list[str]:
+    return [n.get("text") for n in etree.fromstring(device.dump_hierarchy().encode()).iter("node")]
+
+
+def node_text(xml: str, resource_id: str) -> str:
+    found = etree.fromstring(xml.encode()).iter("node")
+    return next(n.get("text") for n in found if n.get("resource-id") == resource_id)
+
+
+def test_a_generated_task_is_done_on_the_virtual_device(device):
+    device.app_start(SHOP)
+    assert device.app_current().package == SHOP
+    tap_node(device, resource_id=f"{SHOP}:id/search_box")
+    device.send_keys("Tent")
+    tap_node(device, resource_id=f"{SHOP}:id/search_go")
+    texts = _texts(device)
+    assert "Nimbus Tent" in texts and price_of("Nimbus Tent") in texts
+    tap_node(device, resource_id=f"{SHOP}:id/product_nimbus_tent")
+    price = node_text(device.dump_hierarchy(), f"{SHOP}:id/price")
+    assert price == price_of("Nimbus Tent")
+    device.keyevent("BACK")
+    device.keyevent("BACK")
+    device.app_start("com.waypoint.notes")  # where the goal says to note the price
+    assert device.app_current().package == "com.waypoint.notes"
