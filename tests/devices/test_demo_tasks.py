@@ -13,7 +13,12 @@ from lxml import etree
 
 from devices.virtual import load_apps
 from devices.virtual.apps import APPS_DIR
-from fixtures.generate import generate_record, price_of, shopmate_catalogue
+from fixtures.generate import (
+    generate_record,
+    price_of,
+    refresh_shopmate_app,
+    shopmate_catalogue,
+)
 from fixtures.management.commands.seed_demo import DEMO_PROJECT
 from tests.devices.conftest import tap_node
 from trajectories.models import Task
@@ -32,8 +37,13 @@ def test_every_demo_task_uses_only_apps_the_virtual_device_has():
         assert not missing, f"{task.goal!r} needs {missing}, not on the virtual device"
 
 
-def test_the_shopmate_app_lists_the_generated_catalogue():
-    html = (APPS_DIR / "shopmate" / "index.html").read_text()
+def test_the_shopmate_app_lists_the_generated_catalogue(tmp_path):
+    page = APPS_DIR / "shopmate" / "index.html"
+    copy = tmp_path / "index.html"
+    copy.write_text(page.read_text())
+    # fixtures.generate.refresh_shopmate_app(page) brings it up to date after a change.
+    assert refresh_shopmate_app(copy) is False
+    html = page.read_text()
     listed = json.loads(re.search(r"const CATALOGUE = (\[.*?\n\]);", html, re.S).group(1))
     assert listed == shopmate_catalogue()
     products = {p["name"] for p in listed}
