@@ -379,7 +379,9 @@ class ExportForm(forms.Form):
     outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
     source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     task = forms.ChoiceField(required=False)
-    apps = forms.CharField(required=False, help_text="Package names, separated by commas.")
+    apps = forms.CharField(
+        required=False, help_text="Apps by part of a package or label, separated by commas."
+    )
     recorded_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     recorded_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     annotator = forms.CharField(required=False, help_text="Recorded or labelled by this user.")

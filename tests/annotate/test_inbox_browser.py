@@ -11,7 +11,10 @@ from tests.annotate.conftest import blank_record
 from tests.annotate.test_inbox import send_back
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
+from trajectories.models import Task
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
+
+LONG_GOAL = "In ShopMate, compare the prices of " + ", ".join(f"the item {i}" for i in range(30))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -25,6 +28,7 @@ def test_sent_back_work_is_in_the_inbox_and_comments_resolve_one_by_one(
     project = do_create_project("Shops", alice)
     do_set_membership(project, bob, "annotator", alice)
     trajectory, _ = do_import_trajectory(project, blank_record())
+    Task.objects.filter(pk=trajectory.task_id).update(goal=LONG_GOAL)
     do_assign(trajectory, bob, alice)
     send_back(trajectory, bob, alice)
     early = ReviewComment.objects.get(trajectory=trajectory, step_index=1)
@@ -37,6 +41,8 @@ def test_sent_back_work_is_in_the_inbox_and_comments_resolve_one_by_one(
     item = page.locator(f"#sent-back-{trajectory.pk}")
     assert "the subgoal starts one step early" in item.inner_text()
     assert item.locator(".comment-row.open").count() == 2
+    assert item.bounding_box()["width"] <= 1100  # a long goal is cut, not widening the card
+    assert item.locator("h2").get_attribute("title") == LONG_GOAL
     shot(page, f"lists-inbox-{width}")
 
     item.locator(f'[data-comment="{early.pk}"] button:text("Resolve")').click()
