@@ -15,20 +15,10 @@ from django.conf import settings
 from django.db.models import Count
 
 from trajectories import events
-from trajectories.models import AuditEvent, Project, Status, Trajectory
+from trajectories.models import AuditEvent, Project, Status
+from trajectories.selectors import ANNOTATED, StatusShare, status_counts, status_shares
 
 from .models import Assignment
-
-# Labelled and handed on: in review or decided.
-ANNOTATED = (Status.IN_REVIEW, Status.APPROVED, Status.REJECTED)
-
-
-@dataclass
-class StatusShare:
-    status: str
-    label: str
-    count: int
-    percent: float
 
 
 @dataclass
@@ -103,19 +93,9 @@ def add_sessions(person: PersonWork, times: list[datetime], gap_s: float) -> Non
 def project_progress(project: Project, gap_s: float | None = None) -> ProjectProgress:
     """The project's progress (originals only: second annotators' copies are work, not items)."""
     gap_s = settings.WAYPOINT_SESSION_GAP_S if gap_s is None else gap_s
-    counts = dict(
-        Trajectory.objects.filter(project=project)
-        .originals()
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("pk"))
-    )
+    counts = status_counts(project)
     total = sum(counts.values())
-    by_status = [
-        StatusShare(value, label, counts.get(value, 0), 100 * counts.get(value, 0) / total)
-        for value, label in Status.choices
-        if counts.get(value) and total
-    ]
+    by_status = status_shares(counts)
 
     people: dict[str, PersonWork] = {}
 

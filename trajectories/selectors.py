@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -46,7 +47,9 @@ TRAJECTORY_FILTERS = {
     "task_id": "a task's id (picked in the list page's task search)",
     "task_goal": "text in the task's goal (typed in the list page's task search)",
 }
-PAGE_ONLY = ("task_id", "task_goal")  # not offered by the API
+PAGE_ONLY = ("task_id", "task_goal")
+# Labelled and handed on: in review or decided.
+ANNOTATED = (Status.IN_REVIEW, Status.APPROVED, Status.REJECTED)  # not offered by the API
 CHOICES = {"status": Status.values, "outcome": Outcome.values, "source": Source.values}
 LISTS = ("tasks", "apps", "trajectories")
 DATES = ("recorded_from", "recorded_to")
@@ -216,6 +219,35 @@ def trajectory_list(
         # The common case reads the list index in order (trajectory_list_order).
         return trajectories.order_by("-created_at", "-id")
     return sorted_by(trajectories, sort, TRAJECTORY_SORTS)
+
+
+@dataclass
+class StatusShare:
+    status: str
+    label: str
+    count: int
+    percent: float
+
+
+def status_shares(counts: dict[str, int]) -> list[StatusShare]:
+    """The statuses present, in workflow order, with their share of the total."""
+    total = sum(counts.values())
+    return [
+        StatusShare(value, label, counts[value], 100 * counts[value] / total)
+        for value, label in Status.choices
+        if counts.get(value)
+    ]
+
+
+def status_counts(project: Project) -> dict[str, int]:
+    """How many of the project's trajectories (originals) are in each status; one query."""
+    return dict(
+        Trajectory.objects.filter(project=project)
+        .originals()
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
 
 
 # ---------------------------------------------------------------------------- projects

@@ -176,6 +176,13 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     ):
         return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
     context["jobs"] = project.jobs.select_related("created_by")[:5]
+    counts = selectors.status_counts(project)
+    total = sum(counts.values())
+    context["progress"] = {
+        "shares": selectors.status_shares(counts),
+        "annotated": 100 * sum(counts.get(s, 0) for s in selectors.ANNOTATED) / (total or 1),
+        "approved": 100 * counts.get(Status.APPROVED, 0) / (total or 1),
+    }
     return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
 
 

@@ -31,7 +31,9 @@ def test_the_progress_chart_is_to_scale_and_in_view(browser, live_server, width,
     page = page_as(browser, live_server, alice)
     page.set_viewport_size({"width": width, "height": height})
     page.goto(f"{live_server.url}/projects/{project.pk}/trajectories/")
-    page.click(".page-head a:text('Progress')")
+    strip = page.inner_text("#project-progress")
+    assert "25% approved" in strip and "annotating 3" in strip
+    page.click("#project-progress")
     page.wait_for_selector("#status-bar")
     bar = page.locator("#status-bar").bounding_box()
     annotating = page.locator("#status-bar .status-annotating").bounding_box()

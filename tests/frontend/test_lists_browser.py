@@ -82,6 +82,11 @@ def test_trajectories_sort_by_a_header_and_the_app_filter_takes_part_of_a_name(
     page.click("#trajectory-table th a[data-sort=steps]")
     eventually(lambda: rows() == ["40", "6"])
     assert page.get_attribute("#trajectory-table th.num", "aria-sort") == "descending"
+    clipped = page.eval_on_selector_all(
+        "#trajectory-table td:not(.goal):not(.cut)",
+        "cells => cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText)",
+    )
+    assert clipped == []  # every column is wide enough for its values
 
     page.locator("#id_app").press_sequentially("shopmate", delay=20)
     eventually(lambda: rows() == ["6"])
