@@ -23,22 +23,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
-from trajectories.access import AccessDenied, access_project, role_in, trajectories_of
+from trajectories.access import access_project, role_in, trajectories_of
 from trajectories.models import Role, Step, Trajectory
 from trajectories.validation import InvalidData
 
 from . import services as s
 from .agreement import project_agreement
 from .models import Assignment, Proposal, ProposalStatus, ReviewComment
-from .permissions import (
-    EDIT,
-    REVIEW,
-    VIEW,
-    access_assignments,
-    access_labels,
-    may_edit,
-    may_review,
-)
+from .permissions import EDIT, RESOLVE, REVIEW, VIEW, access_assignments, access_labels
 from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
@@ -130,17 +122,8 @@ def _review(r, t, v, post):
     return s.do_review(t, r.user, v, post.get("decision"), comments)
 
 
-def _check_may_resolve(user, trajectory: Trajectory, role: str | None) -> None:
-    if not (may_edit(user, trajectory, role) or may_review(role)):
-        raise AccessDenied(
-            "Only the trajectory's annotators, reviewers and admins resolve comments"
-        )
-
-
 def _resolve(request, trajectory, version, post):
     """The workspace's resolve / reopen button on one comment."""
-    role = role_in(trajectory.project, request.user)
-    _check_may_resolve(request.user, trajectory, role)
     comment = s.access_comment(trajectory, post.get("comment"))
     s.do_resolve_comment(comment, request.user, post.get("resolved", "1") != "0")
 
@@ -287,7 +270,7 @@ OPERATIONS: dict[str, Operation] = {
         ),
     ),
     "review": (REVIEW, True, _review),
-    "comment_resolve": (VIEW, True, _resolve),
+    "comment_resolve": (RESOLVE, True, _resolve),
     "propose": (
         EDIT,
         True,
@@ -427,8 +410,7 @@ def resolve_comment(request: HttpRequest, comment_id: int) -> HttpResponse:
     )
     if trajectory_id is None:
         raise Http404("No such comment")
-    trajectory, role = access_labels(request.user, trajectory_id, VIEW)
-    _check_may_resolve(request.user, trajectory, role)
+    trajectory, _ = access_labels(request.user, trajectory_id, RESOLVE)
     comment = s.access_comment(trajectory, comment_id)
     s.do_resolve_comment(comment, request.user, request.POST.get("resolved", "1") != "0")
     target = request.POST.get("next", "")

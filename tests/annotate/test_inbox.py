@@ -133,3 +133,23 @@ def test_the_workspace_resolves_a_comment_and_shows_open_and_resolved(client, re
     response = client.post(url, {"comment": "12345", "step": 1})
     assert response.status_code == 400
     assert "comment: no review comment 12345 on this trajectory" in response.content.decode()
+
+
+def test_the_api_resolves_one_comment(returned, bob, charlie):
+    from tests.trajectories.test_api import API, as_user
+
+    early = ReviewComment.objects.get(trajectory=returned, step_index=1)
+    url = f"{API}/trajectories/{returned.pk}/comments/{early.pk}/"
+    response = as_user(bob).patch(url, {"resolved": True}, format="json")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["resolved"], body["resolved_by"], body["step"]) == (True, "bob", 1)
+    listed = as_user(bob).get(f"{API}/trajectories/{returned.pk}/comments/").json()
+    assert [(c["step"], c["resolved"]) for c in listed] == [(1, True), (None, False)]
+    response = as_user(bob).patch(url, {"resolved": "maybe"}, format="json")
+    assert response.status_code == 400 and response.json()["detail"].startswith("resolved:")
+    assert as_user(charlie).patch(url, {"resolved": False}, format="json").status_code == 404
+    other = f"{API}/trajectories/{returned.pk}/comments/999999/"
+    response = as_user(bob).patch(other, {"resolved": True}, format="json")
+    assert response.status_code == 422
+    assert response.json()["detail"] == "comment: no review comment 999999 on this trajectory"
