@@ -13,7 +13,7 @@ from tests.trajectories.builders import make_record
 from trajectories.models import Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 
-LONG_NAME = "Shopping-and-notes-trajectories-recorded-on-the-virtual-device-" * 4
+LONG_NAME = "Shopping-and-notes-trajectories-recorded-on-the-virtual-device-" * 3 + "X" * 80
 SIZES = [(1440, 900), (1920, 1080)]
 
 
@@ -50,6 +50,18 @@ def test_long_project_names_are_cut_and_the_table_stays_in_view(
     assert link.get_attribute("title") == LONG_NAME  # the whole name, on hover
     assert link.evaluate("a => a.scrollWidth > a.clientWidth")  # cut with an ellipsis
     shot(page, f"lists-projects-{width}")
+
+    # Its own page: the navigation stays one line, the heading wraps beside its buttons.
+    link.click()
+    page.wait_for_selector(".page-head h1")
+    nav = page.locator("nav.topnav").bounding_box()
+    assert nav["height"] < 60, nav
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
+    buttons = page.locator(".page-head .actions").bounding_box()
+    assert buttons["x"] + buttons["width"] <= width
+    shot(page, f"lists-long-project-{width}")
+    page.go_back()
 
     names = lambda: page.locator("#projects td.name a").all_inner_texts()  # noqa: E731
     assert names()[0] == "Alpine notes"
