@@ -20,8 +20,11 @@ from fixtures.generate import (
     shopmate_catalogue,
 )
 from fixtures.management.commands.seed_demo import DEMO_PROJECT
+from tests.conftest import shot
 from tests.devices.conftest import tap_node
-from trajectories.models import Task
+from tests.devices.test_console_browser import centre_of, screen_point, wait_steps
+from trajectories.models import Task, Trajectory
+from trajectories.services import get_or_create_task
 
 SHOP = "com.waypoint.shopmate"
 
@@ -77,3 +80,52 @@ def test_a_generated_task_is_done_on_the_virtual_device(device):
     device.keyevent("BACK")
     device.app_start("com.waypoint.notes")  # where the goal says to note the price
     assert device.app_current().package == "com.waypoint.notes"
+
+
+def test_a_demo_task_is_recorded_in_the_console(
+    transactional_db, live_server, adb_servers, device, project_device, alice, project, browser
+):
+    """In Chromium, through the recording console: the generated lookup task, start to end."""
+    record = next(
+        r
+        for r in (generate_record(seed, steps=6) for seed in range(40))
+        if r.task.intent == "lookup"
+    )
+    product = record.task.memory_items[0]["description"].removeprefix("Price of the ")
+    task = get_or_create_task(project, record.task)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "alice-password")
+    page.click("button[type=submit]")
+    page.click("nav >> text=Devices")
+    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
+    page.select_option("#task", str(task.pk))
+    page.click("text=Start recording")
+    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+
+    page.select_option("#open-package", SHOP)  # the app the task names is on the device
+    page.click("#open-form button")
+    wait_steps(page, 1)
+    page.mouse.click(*screen_point(page, *centre_of(device, f"{SHOP}:id/search_box")))
+    wait_steps(page, 2)
+    page.fill("#type-text", product)
+    page.press("#type-text", "Enter")
+    wait_steps(page, 3)
+    page.mouse.click(*screen_point(page, *centre_of(device, f"{SHOP}:id/search_go")))
+    wait_steps(page, 4)
+    slug = re.sub(r"[^a-z0-9]+", "_", product.lower())
+    page.mouse.click(*screen_point(page, *centre_of(device, f"{SHOP}:id/product_{slug}")))
+    wait_steps(page, 5)
+    price = node_text(device.dump_hierarchy(), f"{SHOP}:id/price")
+    assert price == price_of(product) == record.task.gold_answer
+    shot(page, "lists-demo-task-console")
+    page.fill("#answer", price)
+    page.click("text=Finish: success")
+    page.wait_for_selector("#finished")
+
+    trajectory = Trajectory.objects.get(task=task)
+    steps = list(trajectory.steps.order_by("index"))
+    assert steps[0].action == {"package": SHOP}
+    assert steps[4].target["resource_id"] == f"{SHOP}:id/product_{slug}"
+    assert steps[-2].action_type == "answer" and steps[-2].action["text"] == price
