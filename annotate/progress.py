@@ -1,17 +1,18 @@
 """How far a project is: trajectories per status, the share annotated and approved, and each
 person's work and time spent, read from assignments and the audit trail.
 
-Three queries whatever the project's size (statuses, assignments, work events); time spent is
-the sum of each person's sessions: runs of work events no more than
-``WAYPOINT_SESSION_GAP_S`` apart, each counted from its first event to its last.
+Three queries whatever the project's size (statuses, assignments, work per person), each
+answering a few rows; time spent is the sum of each person's sessions: runs of work events no
+more than ``WAYPOINT_SESSION_GAP_S`` apart, each counted from its first event to its last.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import Count
 
 from trajectories import events
@@ -28,15 +29,11 @@ class PersonWork:
     submitted: int = 0  # of the assigned: in review or decided
     approved: int = 0
     changes: int = 0  # work events: labels, recording, review
-    trajectories: set[int] = field(default_factory=set)
+    touched: int = 0  # trajectories with a change of theirs
     seconds: float = 0.0
     sessions: int = 0
     changes_percent: float = 0.0  # of the busiest person's, for the bars
     time_percent: float = 0.0
-
-    @property
-    def touched(self) -> int:
-        return len(self.trajectories)
 
     @property
     def time_spent(self) -> str:
@@ -76,18 +73,46 @@ def duration_text(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def add_sessions(person: PersonWork, times: list[datetime], gap_s: float) -> None:
-    """Add the sessions in ``times`` (sorted) to ``person``'s time spent."""
-    start = previous = None
-    for at in times:
-        if previous is None or (at - previous).total_seconds() > gap_s:
-            if start is not None:
-                person.seconds += (previous - start).total_seconds()
-            start = at
-            person.sessions += 1
-        previous = at
-    if start is not None:
-        person.seconds += (previous - start).total_seconds()
+# Each work event with the seconds since the same person's previous one; the database adds
+# them up per person (a window function), so the page reads one row per person, not per event.
+_SECONDS_BETWEEN = {
+    "sqlite": "(julianday(e.at) - julianday(LAG(e.at) OVER w)) * 86400.0",
+    "postgresql": "EXTRACT(EPOCH FROM e.at - LAG(e.at) OVER w)",
+}
+_WORK_SQL = """
+SELECT u.{username}, COUNT(*), COUNT(DISTINCT g.trajectory_id),
+       SUM(CASE WHEN g.gap IS NULL OR g.gap > %s THEN 1 ELSE 0 END),
+       SUM(CASE WHEN g.gap <= %s THEN g.gap ELSE 0 END)
+FROM (
+    SELECT e.actor_id, e.trajectory_id, {gap} AS gap
+    FROM {events} e
+    WHERE e.project_id = %s AND e.actor_id IS NOT NULL AND e.kind IN ({kinds})
+    WINDOW w AS (PARTITION BY e.actor_id ORDER BY e.at, e.id)
+) g JOIN {users} u ON u.{user_pk} = g.actor_id
+GROUP BY u.{username}
+"""
+
+
+def work_by_person(project: Project, gap_s: float) -> list[tuple[str, int, int, int, float]]:
+    """(username, changes, trajectories touched, sessions, seconds) per person who worked on
+    the project: sessions are runs of work events at most ``gap_s`` apart, each counted from
+    its first event to its last (the pauses between them are not time spent)."""
+    users = get_user_model()._meta
+    kinds = sorted(events.WORK)
+    sql = _WORK_SQL.format(
+        username=connection.ops.quote_name(users.get_field(users.model.USERNAME_FIELD).column),
+        gap=_SECONDS_BETWEEN[connection.vendor],
+        events=connection.ops.quote_name(AuditEvent._meta.db_table),
+        kinds=", ".join(["%s"] * len(kinds)),
+        users=connection.ops.quote_name(users.db_table),
+        user_pk=connection.ops.quote_name(users.pk.column),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [gap_s, gap_s, project.pk, *kinds])
+        return [
+            (name, n, touched, sessions, float(seconds or 0))
+            for name, n, touched, sessions, seconds in cursor.fetchall()
+        ]
 
 
 def project_progress(project: Project, gap_s: float | None = None) -> ProjectProgress:
@@ -114,20 +139,14 @@ def project_progress(project: Project, gap_s: float | None = None) -> ProjectPro
         work.submitted += n if status in ANNOTATED else 0
         work.approved += n if status == Status.APPROVED else 0
 
-    work_events = (
-        AuditEvent.objects.filter(project=project, kind__in=events.WORK, actor__isnull=False)
-        .order_by("actor_id", "at", "id")
-        .values_list("actor__username", "at", "trajectory_id")
-    )
-    times: dict[str, list[datetime]] = {}
-    for name, at, trajectory_id in work_events.iterator(chunk_size=2000):
+    for name, changes, touched, sessions, seconds in work_by_person(project, gap_s):
         work = person(name)
-        work.changes += 1
-        if trajectory_id is not None:
-            work.trajectories.add(trajectory_id)
-        times.setdefault(name, []).append(at)
-    for name, stamps in times.items():
-        add_sessions(people[name], stamps, gap_s)
+        work.changes, work.touched, work.sessions, work.seconds = (
+            changes,
+            touched,
+            sessions,
+            seconds,
+        )
 
     listed = sorted(people.values(), key=lambda p: (-p.changes, -p.assigned, p.username))
     most_changes = max((p.changes for p in listed), default=0) or 1

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.progress import add_sessions, duration_text, project_progress
+from annotate.progress import duration_text, project_progress
 from annotate.services import do_assign
 from tests.trajectories.builders import make_record
 from trajectories import events
@@ -75,12 +75,14 @@ def test_it_counts_statuses_shares_and_each_persons_work(project, busy, alice, b
     assert bob_work.changes_percent == 100 and round(alice_work.changes_percent) == 17
 
 
-def test_a_longer_gap_joins_sessions():
-    from annotate.progress import PersonWork
-
-    work = PersonWork("bob")
-    add_sessions(work, [T0, T0 + timedelta(minutes=30), T0 + timedelta(minutes=80)], gap_s=3600)
-    assert (work.sessions, work.time_spent) == (1, "1 h 20 min")
+def test_a_longer_gap_joins_sessions(project, alice, bob):
+    (trajectory,) = _trajectories(project, ["annotating"])
+    for minutes in (0, 30, 80, 300):
+        _work(bob, trajectory, minutes)
+    (work,) = project_progress(project, gap_s=3600).people
+    assert (work.sessions, work.time_spent) == (2, "1 h 20 min")  # 0–80, then 300 alone
+    (work,) = project_progress(project, gap_s=600).people
+    assert (work.sessions, work.time_spent) == (4, "0 s")
     assert duration_text(42) == "42 s"
 
 
