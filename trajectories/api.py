@@ -10,7 +10,6 @@ service for any write, serialize. Domain errors keep the project's one shape,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from django.core.files.storage import default_storage
@@ -41,7 +40,13 @@ from .access import (
     access_trajectory,
     projects_of,
 )
-from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
+from .jobs import (
+    do_retry_job,
+    do_start_export,
+    do_start_import,
+    download_name,
+    with_true_status,
+)
 from .models import (
     AnchorLink,
     Blob,
@@ -679,7 +684,7 @@ class JobDownloadView(WaypointAPIView):
             raise Gone(
                 f"job {job.pk}: its file {job.output_path} is no longer in storage"
             ) from None
-        return FileResponse(handle, as_attachment=True, filename=Path(job.output_path).name)
+        return FileResponse(handle, as_attachment=True, filename=download_name(job))
 
 
 # ---------------------------------------------------------------- blobs

@@ -445,6 +445,14 @@ def export_name(job: Job) -> str:
     return f"{project}-{slugify(job.format)}-{day.isoformat()}"
 
 
+def download_name(job: Job) -> str:
+    """The file name a job's output is downloaded as: an export's :func:`export_name`, even
+    when storage had to store it under another (a name already taken)."""
+    if job.kind == JobKind.EXPORT:
+        return f"{export_name(job)}{PurePath(job.output_path).suffix or '.zip'}"
+    return PurePath(job.output_path).name
+
+
 def _run_export(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     name = export_name(job)
     folder = tmp / name

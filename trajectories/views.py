@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from pathlib import PurePath
 from typing import Any
 
 from django import forms
@@ -43,7 +42,13 @@ from .access import (
 )
 from .formats import EXPORTERS, IMPORTERS
 from .formats.detect import AUTO
-from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
+from .jobs import (
+    do_retry_job,
+    do_start_export,
+    do_start_import,
+    download_name,
+    with_true_status,
+)
 from .models import (
     Anchor,
     AnchorLink,
@@ -647,4 +652,4 @@ def job_download(request: HttpRequest, job_id: int) -> FileResponse:
         handle = default_storage.open(job.output_path, "rb")
     except FileNotFoundError:
         raise Http404("The job's output is gone") from None
-    return FileResponse(handle, as_attachment=True, filename=PurePath(job.output_path).name)
+    return FileResponse(handle, as_attachment=True, filename=download_name(job))
