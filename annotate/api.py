@@ -28,13 +28,14 @@ from . import services as s
 from .agreement import Counts, project_agreement
 from .completeness import problems_of
 from .models import Assignment, Proposal, ReviewComment
-from .permissions import EDIT, REVIEW, access_assignments, access_labels
+from .permissions import EDIT, RESOLVE, REVIEW, access_assignments, access_labels
 from .serializers import (
     AgreementSerializer,
     AnchorPatchSerializer,
     AnchorRequestSerializer,
     AssignmentSerializer,
     AssignRequestSerializer,
+    CommentResolveSerializer,
     CommentSerializer,
     HistoryEventSerializer,
     LabelsSerializer,
@@ -58,6 +59,7 @@ DESCRIBED = {
     401: "Not authenticated.",
     403: "The user's role does not allow this.",
     404: "No such object, or not one of the user's projects.",
+    422: "Well-formed, but against the stored data (e.g. a comment of another trajectory).",
 }
 VERSION_PARAM = OpenApiParameter(
     "version", int, required=True, description="The trajectory version this edit applies to."
@@ -435,7 +437,9 @@ class CommentListView(LabelsAPIView):
     )
     def get(self, request: Request, trajectory_id: int) -> Response:
         trajectory, _ = access_labels(request.user, trajectory_id)
-        comments = ReviewComment.objects.filter(trajectory=trajectory).select_related("author")
+        comments = ReviewComment.objects.filter(trajectory=trajectory).select_related(
+            "author", "resolved_by"
+        )
         return Response(CommentSerializer(comments, many=True).data)
 
     @extend_schema(
@@ -448,6 +452,24 @@ class CommentListView(LabelsAPIView):
         data = check_serializer(ReviewCommentRequestSerializer(data=request.data))
         comment = s.do_comment(trajectory, request.user, data.get("step"), data["text"])
         return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["review"])
+class CommentView(LabelsAPIView):
+    """One review comment, resolved (or opened again) on its own by the trajectory's
+    annotators, reviewers and admins."""
+
+    @extend_schema(
+        summary="Resolve a review comment, or open it again",
+        request=CommentResolveSerializer,
+        responses={200: CommentSerializer, **errors(400, 401, 403, 404, 422)},
+    )
+    def patch(self, request: Request, trajectory_id: int, comment_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, RESOLVE)
+        data = check_serializer(CommentResolveSerializer(data=request.data))
+        comment = s.access_comment(trajectory, comment_id)
+        s.do_resolve_comment(comment, request.user, data["resolved"])
+        return Response(CommentSerializer(comment).data)
 
 
 @extend_schema(tags=TAGS)

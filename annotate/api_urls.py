@@ -27,6 +27,7 @@ urlpatterns = [
     path(T + "submit/", api.SubmitView.as_view(), name="api-submit"),
     path(T + "review/", api.ReviewView.as_view(), name="api-review"),
     path(T + "comments/", api.CommentListView.as_view(), name="api-comments"),
+    path(T + "comments/<int:comment_id>/", api.CommentView.as_view(), name="api-comment"),
     path(T + "proposals/", api.ProposeView.as_view(), name="api-propose"),
     path(
         T + "proposals/<int:proposal_id>/accept/",

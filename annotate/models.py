@@ -48,9 +48,22 @@ class ReviewComment(models.Model):
     text = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     resolved = models.BooleanField(default=False)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who marked it resolved (or submitted the trajectory again).",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["trajectory", "created_at", "id"]
+        indexes = [
+            # The inbox: open comments of trajectories sent back.
+            models.Index(fields=["trajectory", "resolved"], name="reviewcomment_open"),
+        ]
 
     def __str__(self) -> str:
         return f"comment on {self.trajectory_id}@{self.step_index}: {self.text[:40]}"

@@ -4,6 +4,7 @@
 - annotators edit and submit the trajectories assigned to them, and their own recordings
   while nobody is assigned;
 - reviewers review (comment, approve, reject, send back);
+- a review comment is resolved by those who may edit the trajectory or review it;
 - admins do everything, including assignment.
 """
 
@@ -15,6 +16,7 @@ from trajectories.models import Project, Role, Trajectory
 from .models import Assignment
 
 VIEW, EDIT, REVIEW = "view", "edit", "review"
+RESOLVE = "resolve"  # a review comment: its annotators and reviewers
 
 
 def assignees_of(trajectory: Trajectory) -> frozenset[int]:
@@ -59,6 +61,10 @@ def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, 
         )
     if action == REVIEW and not may_review(role):
         raise AccessDenied("Only reviewers and admins can review")
+    if action == RESOLVE and not (may_edit(user, trajectory, role) or may_review(role)):
+        raise AccessDenied(
+            "Only the trajectory's annotators, reviewers and admins resolve comments"
+        )
     return trajectory, role
 
 

@@ -5,13 +5,13 @@ One definition for the review page's lists and the workspace's "next item".
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from trajectories.access import projects_of, trajectories_of
 from trajectories.edits import EDITABLE
 from trajectories.models import Role, Status, Trajectory
 
-from .models import ReviewComment
+from .models import Assignment, ReviewComment
 
 
 def review_queue_of(user) -> QuerySet[Trajectory]:
@@ -37,6 +37,25 @@ def work_of(user) -> QuerySet[Trajectory]:
         .select_related("project", "task")
         .annotate(returned=Exists(open_comments))
         .order_by("-returned", "status", "-updated_at", "id")
+    )
+
+
+def inbox_of(user) -> QuerySet[Trajectory]:
+    """Trajectories a reviewer sent back to ``user`` that still have open comments: those
+    assigned to them, or recorded by them while nobody is assigned; most recent first.
+    Each has ``comments``, all of its review comments, in step order."""
+    open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
+    assigned = Assignment.objects.filter(trajectory=OuterRef("pk"))
+    mine = Exists(assigned.filter(annotator=user)) | (~Exists(assigned) & Q(recorded_by=user))
+    comments = ReviewComment.objects.select_related("author", "resolved_by").order_by(
+        F("step_index").asc(nulls_first=True), "created_at", "id"
+    )
+    return (
+        trajectories_of(user)
+        .filter(mine, Exists(open_comments), status=Status.ANNOTATING)
+        .select_related("project", "task")
+        .prefetch_related(Prefetch("review_comments", queryset=comments, to_attr="comments"))
+        .order_by("-updated_at", "id")
     )
 
 

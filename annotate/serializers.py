@@ -136,6 +136,14 @@ class CommentSerializer(serializers.Serializer):
     author = serializers.CharField(source="author.username", read_only=True, allow_null=True)
     created_at = serializers.DateTimeField(read_only=True)
     resolved = serializers.BooleanField(read_only=True)
+    resolved_by = serializers.CharField(
+        source="resolved_by.username", read_only=True, allow_null=True, default=None
+    )
+    resolved_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+
+class CommentResolveSerializer(serializers.Serializer):
+    resolved = serializers.BooleanField(help_text="True: resolved; false: open again.")
 
 
 class AssignmentSerializer(serializers.Serializer):

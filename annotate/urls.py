@@ -16,6 +16,12 @@ urlpatterns = [
         name="annotate-edit",
     ),
     path("review/", views.review_queue, name="annotate-review"),
+    path("inbox/", views.inbox, name="annotate-inbox"),
+    path(
+        "review/comments/<int:comment_id>/resolve/",
+        views.resolve_comment,
+        name="annotate-resolve-comment",
+    ),
     path(
         "projects/<int:project_id>/assignments/",
         views.assignments,
@@ -27,5 +33,6 @@ urlpatterns = [
         name="annotate-unassign",
     ),
     path("projects/<int:project_id>/agreement/", views.agreement, name="annotate-agreement"),
+    path("projects/<int:project_id>/progress/", views.progress, name="annotate-progress"),
     path("projects/<int:project_id>/proposals/", views.proposals, name="annotate-proposals"),
 ]

@@ -12,11 +12,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
@@ -26,11 +29,12 @@ from trajectories.validation import InvalidData
 
 from . import services as s
 from .agreement import project_agreement
-from .models import Assignment, Proposal, ProposalStatus
-from .permissions import EDIT, REVIEW, VIEW, access_assignments, access_labels
+from .models import Assignment, Proposal, ProposalStatus, ReviewComment
+from .permissions import EDIT, RESOLVE, REVIEW, VIEW, access_assignments, access_labels
+from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
-from .queues import review_queue_of, work_of
+from .queues import inbox_of, review_queue_of, work_of
 from .workspace import describe_edit, labels_context, step_context
 
 # ---------------------------------------------------------------- form parsing
@@ -116,6 +120,12 @@ def _review(r, t, v, post):
     text = post.get("comment", "").strip()
     comments = [{"step": _int(post, "step", optional=True), "text": text}] if text else []
     return s.do_review(t, r.user, v, post.get("decision"), comments)
+
+
+def _resolve(request, trajectory, version, post):
+    """The workspace's resolve / reopen button on one comment."""
+    comment = s.access_comment(trajectory, post.get("comment"))
+    s.do_resolve_comment(comment, request.user, post.get("resolved", "1") != "0")
 
 
 def _proposal(t: Trajectory, post) -> Proposal:
@@ -260,6 +270,7 @@ OPERATIONS: dict[str, Operation] = {
         ),
     ),
     "review": (REVIEW, True, _review),
+    "comment_resolve": (RESOLVE, True, _resolve),
     "propose": (
         EDIT,
         True,
@@ -383,6 +394,31 @@ def review_queue(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/review_queue.html", context)
 
 
+@login_required
+@require_GET
+def inbox(request: HttpRequest) -> HttpResponse:
+    """Work a reviewer sent back to the user, with the comments to address."""
+    return render(request, "annotate/inbox.html", {"sent_back": inbox_of(request.user)})
+
+
+@login_required
+@require_POST
+def resolve_comment(request: HttpRequest, comment_id: int) -> HttpResponse:
+    """Resolve (or reopen) one review comment from the inbox; back to where it was pressed."""
+    trajectory_id = (
+        ReviewComment.objects.filter(pk=comment_id).values_list("trajectory_id", flat=True).first()
+    )
+    if trajectory_id is None:
+        raise Http404("No such comment")
+    trajectory, _ = access_labels(request.user, trajectory_id, RESOLVE)
+    comment = s.access_comment(trajectory, comment_id)
+    s.do_resolve_comment(comment, request.user, request.POST.get("resolved", "1") != "0")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("annotate-inbox")
+    return redirect(target)
+
+
 # ---------------------------------------------------------------- assignment
 
 
@@ -470,6 +506,22 @@ def agreement(request: HttpRequest, project_id: int) -> HttpResponse:
         "annotate/agreement.html",
         {"project": project, "result": result, "k": k, "ks": range(0, 6)},
     )
+
+
+# ---------------------------------------------------------------- progress
+
+
+@login_required
+@require_GET
+def progress(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Where the project stands: statuses, shares annotated and approved, work per person."""
+    project = access_project(request.user, project_id)
+    context = {
+        "project": project,
+        "progress": project_progress(project),
+        "gap_minutes": round(settings.WAYPOINT_SESSION_GAP_S / 60),
+    }
+    return render(request, "annotate/progress.html", context)
 
 
 # ---------------------------------------------------------------- proposals

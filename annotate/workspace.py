@@ -246,7 +246,9 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         }
         for x in AnchorLink.objects.filter(source__trajectory=trajectory).order_by("id")
     ]
-    comments = list(ReviewComment.objects.filter(trajectory=trajectory).select_related("author"))
+    comments = list(
+        ReviewComment.objects.filter(trajectory=trajectory).select_related("author", "resolved_by")
+    )
     history = list(
         AuditEvent.objects.filter(trajectory=trajectory).select_related("actor")[:HISTORY_SIZE]
     )
@@ -281,6 +283,8 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "may_edit": may_edit(user, trajectory, role),
         "can_review": may_review(role) and trajectory.status == Status.IN_REVIEW,
         "can_reopen": may_review(role) and trajectory.status in (Status.APPROVED, Status.REJECTED),
+        "can_resolve": may_edit(user, trajectory, role) or may_review(role),
+        "open_comments": sum(1 for c in comments if not c.resolved),
         "role": role,
         **_next_context(trajectory, user, role),
         "anchor_types": AnchorType.choices,

@@ -346,6 +346,9 @@ WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # betw
 WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS = envint("WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS", 50)
 WAYPOINT_SETTLE_TIMEOUT_MS = envint("WAYPOINT_SETTLE_TIMEOUT_MS", 5000)  # record it anyway then
 WAYPOINT_LIVE_FRAME_MS = envint("WAYPOINT_LIVE_FRAME_MS", 200)  # live view poll while visible
+# A project's progress adds up each person's sessions of work: changes further apart than this
+# start a new session (the pause between them is not counted as time spent).
+WAYPOINT_SESSION_GAP_S = envint("WAYPOINT_SESSION_GAP_S", 600)
 
 # The evaluator's optional LLM judge for M-Acc (manage.py evaluate --judge): any
 # OpenAI-compatible API, e.g. http://localhost:8001/v1.

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from trajectories import selectors
 from trajectories.access import projects_of
 from trajectories.services import do_create_project
+from trajectories.sorting import sort_columns
 from trajectories.validation import InvalidData
+
+PROJECT_COLUMNS = [
+    ("Project", "name", "name"),
+    ("Trajectories", "trajectories", "num"),
+    ("Created", "created", "nowrap"),
+]
 
 
 class ProjectForm(forms.Form):
@@ -30,7 +37,14 @@ def project_list(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("trajectory-list", project.pk)
-    projects = projects_of(request.user).annotate(
-        trajectory_count=Count("trajectories", distinct=True)
-    )
-    return render(request, "frontend/project_list.html", {"projects": projects, "form": form})
+    search = request.GET.get("q", "")
+    sort = request.GET.get("sort", "")
+    projects = selectors.project_list(request.user, search, sort)
+    context = {
+        "projects": projects,
+        "form": form,
+        "search": search,
+        "any_projects": bool(projects) or projects_of(request.user).exists(),
+        "columns": sort_columns(request, PROJECT_COLUMNS, sort or selectors.DEFAULT_PROJECT_SORT),
+    }
+    return render(request, "frontend/project_list.html", context)

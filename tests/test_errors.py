@@ -248,7 +248,7 @@ def test_a_misspelt_query_parameter_is_refused(project, alice):
     assert response.status_code == 400
     assert response.json() == {
         "detail": "unknown query parameter 'stauts' (known: app, outcome, page, page_size, "
-        "recorder, source, status, task)"
+        "recorder, sort, source, status, task)"
     }
 
 

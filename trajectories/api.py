@@ -10,7 +10,6 @@ service for any write, serialize. Domain errors keep the project's one shape,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from django.core.files.storage import default_storage
@@ -41,7 +40,13 @@ from .access import (
     access_trajectory,
     projects_of,
 )
-from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
+from .jobs import (
+    do_retry_job,
+    do_start_export,
+    do_start_import,
+    download_name,
+    with_true_status,
+)
 from .models import (
     AnchorLink,
     Blob,
@@ -58,7 +63,7 @@ from .models import (
     Task,
     Trajectory,
 )
-from .selectors import trajectory_list
+from .selectors import PROJECT_SORTS, TRAJECTORY_SORTS, search_projects, trajectory_list
 from .serializers import (
     ErrorSerializer,
     ExportRequestSerializer,
@@ -253,11 +258,24 @@ class ProjectListView(WaypointAPIView, generics.ListAPIView):
     pagination_class = Pagination
 
     def get_queryset(self) -> QuerySet[Project]:
-        return with_summary(projects_of(self.request.user), self.request.user)
+        params = self.request.query_params
+        return search_projects(
+            with_summary(projects_of(self.request.user), self.request.user),
+            params.get("search", ""),
+            params.get("sort"),
+        )
 
     @extend_schema(
         summary="List the projects the user is a member of",
-        responses={200: ProjectSerializer(many=True), **_errors(401)},
+        parameters=[
+            OpenApiParameter("search", str, description="Part of the name or description."),
+            OpenApiParameter(
+                "sort",
+                enum=[*PROJECT_SORTS, *(f"-{key}" for key in PROJECT_SORTS)],
+                description="Sort key; a leading - reverses it. Default: name.",
+            ),
+        ],
+        responses={200: ProjectSerializer(many=True), **_errors(400, 401)},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
@@ -409,8 +427,17 @@ TRAJECTORY_FILTERS = [
     OpenApiParameter("source", enum=[*Source.values, ""], description="How it was made."),
     OpenApiParameter("task", str, description="A task uid."),
     OpenApiParameter("recorder", str, description="The recorder's username or recorded name."),
-    OpenApiParameter("app", str, description="An app package: named by the task or on a screen."),
+    OpenApiParameter(
+        "app",
+        str,
+        description="An app: part of its package or label, named by the task or on a screen.",
+    ),
 ]
+TRAJECTORY_SORT = OpenApiParameter(
+    "sort",
+    enum=[*TRAJECTORY_SORTS, *(f"-{key}" for key in TRAJECTORY_SORTS)],
+    description="Sort key; a leading - reverses it. Default: -created (newest first).",
+)
 
 
 def list_filters(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -429,13 +456,14 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Trajectory]:
         project = access_project(self.request.user, self.kwargs["project_id"])
         filters = list_filters(self.request.query_params)
-        return trajectory_list(self.request.user, project, filters).select_related(
+        sort = self.request.query_params.get("sort")
+        return trajectory_list(self.request.user, project, filters, sort).select_related(
             "task", "recorded_by"
         )
 
     @extend_schema(
-        summary="The project's trajectories, newest first",
-        parameters=TRAJECTORY_FILTERS,
+        summary="The project's trajectories, newest first unless sorted",
+        parameters=[*TRAJECTORY_FILTERS, TRAJECTORY_SORT],
         responses={200: TrajectorySerializer(many=True), **_errors(400, 401, 404)},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -656,7 +684,7 @@ class JobDownloadView(WaypointAPIView):
             raise Gone(
                 f"job {job.pk}: its file {job.output_path} is no longer in storage"
             ) from None
-        return FileResponse(handle, as_attachment=True, filename=Path(job.output_path).name)
+        return FileResponse(handle, as_attachment=True, filename=download_name(job))
 
 
 # ---------------------------------------------------------------- blobs

@@ -66,6 +66,8 @@ LABELS_REVERTED = "labels.reverted"  # one earlier change put back, not the last
 # review and assignment
 TRAJECTORY_SUBMITTED = "trajectory.submitted"
 REVIEW_COMMENTED = "review.commented"
+REVIEW_COMMENT_RESOLVED = "review.comment_resolved"  # one comment, by the one who fixed it
+REVIEW_COMMENT_REOPENED = "review.comment_reopened"
 REVIEW_APPROVED = "review.approve"
 REVIEW_REJECTED = "review.reject"
 REVIEW_SENT_BACK = "review.send_back"
@@ -86,4 +88,43 @@ APP_GRAPH_IMPORTED = "app_graph.imported"
 
 ALL = frozenset(
     value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, str)
+)
+
+# A person at work on a trajectory: recording, labelling, submitting, reviewing. Their times
+# are what a project's progress page adds up into sessions of active work.
+WORK = frozenset(
+    {
+        RECORDING_STARTED,
+        RECORDING_RESUMED,
+        RECORDING_FINISHED,
+        STEP_RECORDED,
+        STEP_UNDONE,
+        STEP_UPDATED,
+        SUBGOAL_SPLIT,
+        SUBGOAL_MERGED,
+        SUBGOAL_BOUNDARY_MOVED,
+        SUBGOAL_UPDATED,
+        SUBGOAL_DELETED,
+        MEMORY_TARGET_ADDED,
+        MEMORY_TARGET_UPDATED,
+        MEMORY_TARGET_DELETED,
+        ANCHOR_ADDED,
+        ANCHOR_UPDATED,
+        ANCHOR_DELETED,
+        ANCHOR_LINK_ADDED,
+        ANCHOR_LINK_DELETED,
+        NOTE_ADDED,
+        LABELS_UNDONE,
+        LABELS_REDONE,
+        LABELS_REVERTED,
+        PROPOSAL_ACCEPTED,
+        PROPOSAL_REJECTED,
+        TRAJECTORY_SUBMITTED,
+        REVIEW_COMMENTED,
+        REVIEW_COMMENT_RESOLVED,
+        REVIEW_COMMENT_REOPENED,
+        REVIEW_APPROVED,
+        REVIEW_REJECTED,
+        REVIEW_SENT_BACK,
+    }
 )

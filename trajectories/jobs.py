@@ -34,6 +34,7 @@ from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.text import slugify
 
 from . import events
 from .formats import (
@@ -436,8 +437,24 @@ def _run_import(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
     )
 
 
+def export_name(job: Job) -> str:
+    """An export's file name without ``.zip``: project, format and day, as a person files it
+    (``shops-stamp-sft-2026-12-01``). The job's folder keeps two of the same day apart."""
+    project = slugify(job.project.name) or "project"
+    day = timezone.localdate(job.created_at) if job.created_at else timezone.localdate()
+    return f"{project}-{slugify(job.format)}-{day.isoformat()}"
+
+
+def download_name(job: Job) -> str:
+    """The file name a job's output is downloaded as: an export's :func:`export_name`, even
+    when storage had to store it under another (a name already taken)."""
+    if job.kind == JobKind.EXPORT:
+        return f"{export_name(job)}{PurePath(job.output_path).suffix or '.zip'}"
+    return PurePath(job.output_path).name
+
+
 def _run_export(job: Job, tmp: Path, progress: _Progress) -> dict[str, Any]:
-    name = f"waypoint-{job.format}-export-{job.pk}"
+    name = export_name(job)
     folder = tmp / name
     counts = export_trajectories(
         export_scope(job),

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from .access import projects_of
-from .models import AuditEvent, Outcome, Project, Screen, Source, Status, Trajectory
+from .models import (
+    ActionType,
+    AuditEvent,
+    Outcome,
+    Project,
+    Screen,
+    Source,
+    Status,
+    Step,
+    Trajectory,
+)
 from .validation import InvalidData, InvalidRequest, check_choice
 
 # What a list can be filtered by: name -> what it means.
@@ -27,8 +38,8 @@ TRAJECTORY_FILTERS = {
     "task": "a task uid",
     "tasks": "task uids (a list, or names separated by commas)",
     "recorder": "the recorder's username or recorded name",
-    "app": "an app package: named by the task or shown on a screen",
-    "apps": "app packages (a list, or names separated by commas): any of them",
+    "app": "an app: part of its package or label, named by the task or shown on a screen",
+    "apps": "apps (a list, or names separated by commas): any of them, each as ``app``",
     "recorded_from": "recorded on or after this date (YYYY-MM-DD)",
     "recorded_to": "recorded on or before this date (YYYY-MM-DD)",
     "annotator": "a username that recorded or labelled it",
@@ -36,7 +47,9 @@ TRAJECTORY_FILTERS = {
     "task_id": "a task's id (picked in the list page's task search)",
     "task_goal": "text in the task's goal (typed in the list page's task search)",
 }
-PAGE_ONLY = ("task_id", "task_goal")  # not offered by the API
+PAGE_ONLY = ("task_id", "task_goal")
+# Labelled and handed on: in review or decided.
+ANNOTATED = (Status.IN_REVIEW, Status.APPROVED, Status.REJECTED)  # not offered by the API
 CHOICES = {"status": Status.values, "outcome": Outcome.values, "source": Source.values}
 LISTS = ("tasks", "apps", "trajectories")
 DATES = ("recorded_from", "recorded_to")
@@ -100,22 +113,72 @@ def _recorded_by(name: str) -> Q:
     return Q(recorded_by__username=name) | Q(recorder_name=name)
 
 
-def app_filter(package: str) -> Q:
-    """Trajectories whose task names the app, or with a screen in it."""
-    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package=package))
-    if connection.features.supports_json_field_contains:
-        in_task = Q(task__apps__contains=[package])
-    else:
-        # SQLite has no JSON containment: match the quoted name in the list's JSON text.
-        in_task = Q(task__apps__icontains=f'"{package}"')
-    return in_task | on_screen
+def app_filter(app: str) -> Q:
+    """Trajectories of an app named in part, by package or label, case aside: ``shopmate``
+    finds ``com.waypoint.shopmate``, ``fresh`` the app opened as "FreshCart". Matched in the
+    task's apps, the screens' packages and the labels of apps the steps opened."""
+    # JSON punctuation in the typed text would match the list's syntax, not a name.
+    text = app.strip().strip('"[],')
+    if not text:
+        return Q(pk__in=[])
+    on_screen = Exists(Screen.objects.filter(trajectory=OuterRef("pk"), package__icontains=text))
+    opened = Exists(
+        Step.objects.filter(
+            trajectory=OuterRef("pk"),
+            action_type=ActionType.OPEN_APP,
+            action__app_label__icontains=text,
+        )
+    )
+    # The task's apps as JSON text: a part of a package is a part of that text.
+    return Q(task__apps__icontains=text) | on_screen | opened
+
+
+# How a list can be sorted: key -> the fields, ascending; ``-key`` reverses. Every ordering
+# ends with the id, so pages of equal values never overlap.
+TRAJECTORY_SORTS = {
+    "created": ("created_at",),
+    "recorded": ("recorded_at",),
+    "goal": ("task__goal",),
+    "steps": ("step_count",),
+    "status": ("status",),
+    "outcome": ("outcome",),
+    "source": ("source",),
+    "recorder": ("recorder_name", "recorded_by__username"),
+}
+DEFAULT_TRAJECTORY_SORT = "-created"
+
+
+def check_sort(sort: Any, sorts: Mapping[str, tuple[str, ...]]) -> tuple[str, bool]:
+    """(key, descending) of a sort such as ``goal`` or ``-steps``; anything else is a
+    malformed request (a 400)."""
+    if not isinstance(sort, str):
+        raise InvalidRequest(f"sort: must be a string, got {sort!r}")
+    key = sort.strip().removeprefix("-")
+    if key not in sorts:
+        known = ", ".join(sorts)
+        raise InvalidRequest(
+            f"sort: unknown sort key {sort.strip()!r} (known: {known}; prefix - to reverse)"
+        )
+    return key, sort.strip().startswith("-")
+
+
+def sorted_by(queryset: QuerySet, sort: Any, sorts: Mapping[str, tuple[str, ...]]) -> QuerySet:
+    key, descending = check_sort(sort, sorts)
+    fields = [*sorts[key], "id"]
+    if descending:
+        return queryset.order_by(*(F(f).desc(nulls_last=True) for f in fields))
+    return queryset.order_by(*(F(f).asc(nulls_last=True) for f in fields))
 
 
 def trajectory_list(
-    user, project: Project, filters: Mapping[str, Any] | None = None
+    user,
+    project: Project,
+    filters: Mapping[str, Any] | None = None,
+    sort: str | None = None,
 ) -> QuerySet[Trajectory]:
     """The project's trajectories (not double-annotation copies) that ``user`` may see,
-    filtered, newest first. ``user`` None is the system (an export job already checked)."""
+    filtered, sorted by a key of :data:`TRAJECTORY_SORTS` (newest first when none is given).
+    ``user`` None is the system (an export job already checked)."""
     filters = check_trajectory_filters(filters)
     trajectories = Trajectory.objects.filter(project=project).originals()
     if user is not None:
@@ -132,7 +195,7 @@ def trajectory_list(
     if "recorder" in filters:
         trajectories = trajectories.filter(_recorded_by(filters["recorder"]))
     if "app" in filters:
-        trajectories = trajectories.filter(app_filter(filters["app"].strip()))
+        trajectories = trajectories.filter(app_filter(filters["app"]))
     if "tasks" in filters:
         trajectories = trajectories.filter(task__uid__in=filters["tasks"])
     if "apps" in filters:
@@ -152,4 +215,75 @@ def trajectory_list(
         )
     if "trajectories" in filters:
         trajectories = trajectories.filter(uid__in=filters["trajectories"])
-    return trajectories.order_by("-created_at", "-id")
+    if sort in (None, "", DEFAULT_TRAJECTORY_SORT):
+        # The common case reads the list index in order (trajectory_list_order).
+        return trajectories.order_by("-created_at", "-id")
+    return sorted_by(trajectories, sort, TRAJECTORY_SORTS)
+
+
+@dataclass
+class StatusShare:
+    status: str
+    label: str
+    count: int
+    percent: float
+
+
+def status_shares(counts: dict[str, int]) -> list[StatusShare]:
+    """The statuses present, in workflow order, with their share of the total."""
+    total = sum(counts.values())
+    return [
+        StatusShare(value, label, counts[value], 100 * counts[value] / total)
+        for value, label in Status.choices
+        if counts.get(value)
+    ]
+
+
+def status_counts(project: Project) -> dict[str, int]:
+    """How many of the project's trajectories (originals) are in each status; one query."""
+    return dict(
+        Trajectory.objects.filter(project=project)
+        .originals()
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
+
+
+# ---------------------------------------------------------------------------- projects
+
+PROJECT_SORTS = {
+    "name": ("name",),
+    "trajectories": ("trajectory_count",),
+    "created": ("created_at",),
+}
+DEFAULT_PROJECT_SORT = "name"
+
+
+def search_projects(
+    projects: QuerySet[Project], search: Any = "", sort: Any = None
+) -> QuerySet[Project]:
+    """``projects`` (annotated with ``trajectory_count``) whose name or description contains
+    ``search``, sorted by a key of :data:`PROJECT_SORTS` (by name when none is given)."""
+    if not isinstance(search, str):
+        raise InvalidRequest(f"search: must be a string, got {search!r}")
+    search = search.strip()
+    if search:
+        projects = projects.filter(Q(name__icontains=search) | Q(description__icontains=search))
+    return sorted_by(projects, sort or DEFAULT_PROJECT_SORT, PROJECT_SORTS)
+
+
+def project_list(user, search: Any = "", sort: Any = None) -> QuerySet[Project]:
+    """The projects ``user`` belongs to, with their ``trajectory_count``, searched and sorted
+    as :func:`search_projects` does."""
+    counted = (
+        Trajectory.objects.filter(project=OuterRef("pk"))
+        .order_by()
+        .values("project")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    projects = projects_of(user).annotate(
+        trajectory_count=Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+    )
+    return search_projects(projects, search, sort)

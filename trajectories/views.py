@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from pathlib import PurePath
 from typing import Any
 
 from django import forms
@@ -43,7 +42,13 @@ from .access import (
 )
 from .formats import EXPORTERS, IMPORTERS
 from .formats.detect import AUTO
-from .jobs import do_retry_job, do_start_export, do_start_import, with_true_status
+from .jobs import (
+    do_retry_job,
+    do_start_export,
+    do_start_import,
+    download_name,
+    with_true_status,
+)
 from .models import (
     Anchor,
     AnchorLink,
@@ -61,6 +66,7 @@ from .models import (
     Trajectory,
 )
 from .services import do_add_membership, do_remove_membership, do_set_membership
+from .sorting import sort_columns
 from .validation import InvalidData
 
 PAGE_SIZE = 25
@@ -133,14 +139,26 @@ class TrajectoryFilterForm(forms.Form):
         }
 
 
+TRAJECTORY_COLUMNS = [
+    ("Task goal", "goal", "goal"),
+    ("Steps", "steps", "num"),
+    ("Status", "status", ""),
+    ("Outcome", "outcome", ""),
+    ("Source", "source", ""),
+    ("Recorder", "recorder", ""),
+    ("Created", "created", "nowrap"),
+]
+
+
 @login_required
 @require_GET
 def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
     form = TrajectoryFilterForm(request.GET, project)
     filters = form.filters()
+    sort = request.GET.get("sort", "")
     trajectories = (
-        selectors.trajectory_list(request.user, project, filters)
+        selectors.trajectory_list(request.user, project, filters, sort)
         if filters is not None
         else Trajectory.objects.none()
     ).select_related("task", "recorded_by")
@@ -152,6 +170,9 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
         "form": form,
         "page": page,
         "query": query.urlencode(),
+        "columns": sort_columns(
+            request, TRAJECTORY_COLUMNS, sort or selectors.DEFAULT_TRAJECTORY_SORT
+        ),
     }
     if (
         request.htmx
@@ -160,6 +181,13 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     ):
         return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
     context["jobs"] = project.jobs.select_related("created_by")[:5]
+    counts = selectors.status_counts(project)
+    total = sum(counts.values())
+    context["progress"] = {
+        "shares": selectors.status_shares(counts),
+        "annotated": 100 * sum(counts.get(s, 0) for s in selectors.ANNOTATED) / (total or 1),
+        "approved": 100 * counts.get(Status.APPROVED, 0) / (total or 1),
+    }
     return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
 
 
@@ -320,13 +348,52 @@ EXPORT_FORMAT_NAMES = {
 }
 
 
+LABEL_WIDTH = 90
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def distinct_labels(texts: list[str], width: int = LABEL_WIDTH) -> list[str]:
+    """Short labels for ``texts`` (sorted) that tell them apart: a text that fits is shown
+    whole; a long one is cut, and when it shares a long beginning with a neighbour the cut
+    keeps its opening and jumps to the part that differs ("In ShopMate, compare … Juniper Tent
+    and the Orbit Tent; …")."""
+    labels = []
+    for i, text in enumerate(texts):
+        if len(text) <= width:
+            labels.append(text)
+            continue
+        shared = max(
+            _common_prefix(text, texts[i - 1]) if i > 0 else 0,
+            _common_prefix(text, texts[i + 1]) if i + 1 < len(texts) else 0,
+        )
+        if shared < width - 15:
+            labels.append(text[: width - 1].rstrip() + "…")
+            continue
+        head = text[:24].rsplit(" ", 1)[0]
+        start = text.rfind(" ", 0, max(shared - 12, len(head))) + 1
+        rest = text[start : start + width - len(head) - 3]
+        more = "…" if start + len(rest) < len(text) else ""
+        labels.append(f"{head} … {rest.rstrip()}{more}")
+    return labels
+
+
 class ExportForm(forms.Form):
     format = forms.ChoiceField()
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
     outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
     source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     task = forms.ChoiceField(required=False)
-    apps = forms.CharField(required=False, help_text="Package names, separated by commas.")
+    apps = forms.CharField(
+        required=False, help_text="Apps by part of a package or label, separated by commas."
+    )
     recorded_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     recorded_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     annotator = forms.CharField(required=False, help_text="Recorded or labelled by this user.")
@@ -371,9 +438,11 @@ class ExportForm(forms.Form):
         self.fields["format"].choices = [
             (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
         ]
-        tasks = project.tasks.order_by("goal").values_list("uid", "goal")
+        tasks = list(project.tasks.order_by("goal", "uid").values_list("uid", "goal"))
+        labels = distinct_labels([goal for _, goal in tasks])
         self.fields["task"].choices = [("", "any task")] + [
-            (uid, goal if len(goal) <= 70 else goal[:69] + "…") for uid, goal in tasks
+            (uid, label if labels.count(label) == 1 else f"{label} ({uid})")
+            for (uid, _), label in zip(tasks, labels, strict=True)
         ]
 
     def clean_split_ratios(self) -> dict[str, float]:
@@ -583,4 +652,4 @@ def job_download(request: HttpRequest, job_id: int) -> FileResponse:
         handle = default_storage.open(job.output_path, "rb")
     except FileNotFoundError:
         raise Http404("The job's output is gone") from None
-    return FileResponse(handle, as_attachment=True, filename=PurePath(job.output_path).name)
+    return FileResponse(handle, as_attachment=True, filename=download_name(job))

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from trajectories import events
 from trajectories.edits import bump, check_editable, lock
@@ -43,7 +44,10 @@ def do_submit(trajectory: Trajectory, actor, expected_version: Any) -> None:
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
             raise InvalidData(f"not ready for review: {listed}{more}")
         bump(trajectory, locked, status=Status.IN_REVIEW)
-        ReviewComment.objects.filter(trajectory=locked, resolved=False).update(resolved=True)
+        # What the annotator has not marked resolved is resolved by submitting again.
+        ReviewComment.objects.filter(trajectory=locked, resolved=False).update(
+            resolved=True, resolved_by=actor, resolved_at=timezone.now()
+        )
         record_event(
             events.TRAJECTORY_SUBMITTED,
             actor=actor,
@@ -73,6 +77,47 @@ def do_comment(trajectory: Trajectory, actor, step: Any, text: Any) -> ReviewCom
             after={"step": step, "text": text},
         )
     return comment
+
+
+def access_comment(trajectory: Trajectory, comment_id: Any) -> ReviewComment:
+    """One of the trajectory's review comments, by id; another's is unknown here (a 422)."""
+    try:
+        return ReviewComment.objects.select_related("author", "resolved_by").get(
+            trajectory=trajectory, pk=int(comment_id)
+        )
+    except (ReviewComment.DoesNotExist, TypeError, ValueError):
+        raise InvalidData(f"comment: no review comment {comment_id} on this trajectory") from None
+
+
+def do_resolve_comment(comment: ReviewComment, actor, resolved: bool = True) -> bool:
+    """Mark one review comment resolved (or open again); False when it already was.
+
+    The caller has checked that ``actor`` may edit or review the trajectory.
+    """
+    with transaction.atomic():
+        locked = ReviewComment.objects.select_for_update().get(pk=comment.pk)
+        if locked.resolved == resolved:
+            return False
+        before = {"resolved": locked.resolved}
+        locked.resolved = resolved
+        locked.resolved_by = actor if resolved else None
+        locked.resolved_at = timezone.now() if resolved else None
+        locked.save(update_fields=["resolved", "resolved_by", "resolved_at"])
+        record_event(
+            events.REVIEW_COMMENT_RESOLVED if resolved else events.REVIEW_COMMENT_REOPENED,
+            actor=actor,
+            trajectory=locked.trajectory,
+            object_type="ReviewComment",
+            object_id=locked.pk,
+            before=before,
+            after={"resolved": resolved, "step": locked.step_index, "text": locked.text},
+        )
+    comment.resolved, comment.resolved_by, comment.resolved_at = (
+        locked.resolved,
+        locked.resolved_by,
+        locked.resolved_at,
+    )
+    return True
 
 
 def do_review(

@@ -11,6 +11,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
@@ -607,7 +608,10 @@ def test_it_downloads_a_succeeded_export(export_job, alice, bob):
         response = client.get(body["download_url"])
         assert response.status_code == 200
         assert b"".join(response.streaming_content) == b"PK\x05\x06zip"
-        assert response["Content-Disposition"] == 'attachment; filename="out.zip"'
+        day = timezone.localdate(export_job.created_at).isoformat()
+        assert response["Content-Disposition"] == (
+            f'attachment; filename="shops-waypoint-{day}.zip"'
+        )
     default_storage.delete(path)
     response = as_user(alice).get(f"{API}/jobs/{export_job.pk}/download/")
     assert response.status_code == 410

@@ -12,7 +12,7 @@ from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
 from trajectories import events
-from trajectories.jobs import do_start_export, run_job
+from trajectories.jobs import do_start_export, export_name, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import do_import_trajectory, record_event
@@ -103,7 +103,7 @@ def test_an_api_export_runs_with_its_format_options_split_and_filter(
     assert job.counts["splits"] == {"train": 2, "test": 1}
     with default_storage.open(job.output_path, "rb") as handle:
         archive = zipfile.ZipFile(io.BytesIO(handle.read()))
-    name = f"waypoint-stamp-sft-export-{job.pk}"
+    name = export_name(job)
     manifest = json.loads(archive.read(f"{name}/manifest.json"))
     assert manifest["filter"] == {"status": "approved"}
     assert manifest["options"]["k"] == 2 and manifest["options"]["thought"] is False
@@ -162,7 +162,7 @@ def test_a_native_export_records_its_filter_and_has_a_card(
     job = Job.objects.get(pk=job.pk)
     with default_storage.open(job.output_path, "rb") as handle:
         archive = zipfile.ZipFile(io.BytesIO(handle.read()))
-    name = f"waypoint-waypoint-export-{job.pk}"
+    name = export_name(job)
     manifest = json.loads(archive.read(f"{name}/manifest.json"))
     assert manifest["filter"] == {"status": "approved"}
     assert manifest["counts"]["trajectories"] == 1

@@ -10,7 +10,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from trajectories.jobs import do_start_export, do_start_import, run_job
+from trajectories.jobs import do_start_export, do_start_import, export_name, run_job
 from trajectories.models import AuditEvent, Job, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
@@ -37,7 +37,7 @@ def test_the_worker_exports_then_imports_a_project(project, alice):
     assert export.percent == 100
     assert export.counts == {"trajectories": 2, "steps": 6, "screens": 8, "files": 15}
     archive = _export_zip(export)
-    name = f"waypoint-waypoint-export-{export.pk}"
+    name = export_name(export)
     manifest = json.loads(archive.read(f"{name}/manifest.json"))
     assert manifest["counts"]["steps"] == 6
 

@@ -10,6 +10,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from trajectories.models import Job, JobKind, JobStatus, Membership
 
@@ -202,7 +203,9 @@ def test_it_downloads_a_succeeded_export(client, project, alice, bob, charlie):
         assert response.status_code == 200
         assert b"".join(response.streaming_content) == b"zip bytes \x00\xff"
         assert "attachment" in response["Content-Disposition"]
-        assert "waypoint-export" in response["Content-Disposition"]
+        # Named for people, whatever storage called the file.
+        day = timezone.localdate(job.created_at).isoformat()
+        assert f'filename="shops-waypoint-{day}.zip"' in response["Content-Disposition"]
     client.force_login(charlie)
     assert client.get(url).status_code == 404
 

@@ -36,15 +36,15 @@ def test_the_newest_first_order_of_lists_is_an_index(db):
     assert ["project_id", "created_at", "id"] in [c["columns"] for c in ordered]
 
 
-def test_the_list_page_costs_seven_queries_with_1_or_30_rows(client, project, alice):
+def test_the_list_page_costs_eight_queries_with_1_or_30_rows(client, project, alice):
     url = reverse("trajectory-list", args=[project.pk])
     client.force_login(alice)
     import_many(project, 1)
-    # session, user, project, recorders, count, page, recent jobs
-    assert queries_of(client, url) == 7
+    # session, user, project, recorders, count, page, recent jobs, statuses (progress)
+    assert queries_of(client, url) == 8
     import_many(project, 29, start=1)
-    assert queries_of(client, url) == 7
-    assert queries_of(client, url + "?page=2&status=annotating") == 7
+    assert queries_of(client, url) == 8
+    assert queries_of(client, url + "?page=2&status=annotating&sort=-steps") == 8
 
 
 def test_the_api_list_costs_four_queries_with_1_or_60_rows(client, project, alice):

@@ -133,9 +133,8 @@ def test_the_list_shows_a_long_goal_whole_for_the_browser_to_clip(client, projec
     Task.objects.filter(pk=trajectory.task_id).update(goal=goal)
     client.force_login(alice)
     response, _ = list_page(client, project)
-    assert f'<td class="goal"><a href="/trajectories/{trajectory.pk}/">{goal}</a>' in (
-        response.content.decode()
-    )
+    link = f'<a href="/trajectories/{trajectory.pk}/" title="{goal}">{goal}</a>'
+    assert f'<td class="goal">{link}' in (response.content.decode())
 
 
 def test_a_long_goal_picked_by_id_is_a_valid_filter(client, project, alice):
