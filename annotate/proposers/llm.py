@@ -58,6 +58,7 @@ retrieve_steps: values seen on one screen and needed at later steps).
 Answer with JSON only: {{"subgoals": [{{"start": .., "end": .., "text": "..", "effect": "..",
 "behaviour": "..", "success": ".."}}], "anchors": [], "memory_targets": []}}"""
 
+
 class LLMError(Exception):
     pass
 
