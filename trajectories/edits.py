@@ -281,6 +281,12 @@ def next_undo_part(trajectory: Trajectory) -> Part | None:
     return label_change_part(entry.event) if entry is not None else None
 
 
+def last_edit_event_id(trajectory: Trajectory) -> int | None:
+    """The audit event of the trajectory's latest label edit (the top of its undo stack)."""
+    entry = LabelEdit.objects.filter(trajectory=trajectory, undone=False).order_by("-id").first()
+    return entry.event_id if entry is not None else None
+
+
 def forget_undo(trajectory: Trajectory) -> None:
     """Empty the undo and redo stacks: after a change of the steps themselves (a recorded step
     undone), an older label edit could put labels back on a step that is not the same any more."""

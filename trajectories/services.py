@@ -68,6 +68,9 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
     name = name.strip()
     if not name:
         raise InvalidData("name: must not be empty")
+    longest = Project._meta.get_field("name").max_length
+    if len(name) > longest:
+        raise InvalidData(f"name: at most {longest} characters, got {len(name)}")
     project = Project.objects.create(name=name, description=description, created_by=owner)
     Membership.objects.create(project=project, user=owner, role=Role.ADMIN)
     record_event(

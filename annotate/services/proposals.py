@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from trajectories import events
-from trajectories.edits import edit
+from trajectories.edits import edit, last_edit_event_id
 from trajectories.jobs import (
     DETACHED,
     end_detached_job,
@@ -38,7 +38,6 @@ from trajectories.models import (
     AuditEvent,
     Job,
     JobKind,
-    LabelEdit,
     Project,
     Subgoal,
     Trajectory,
@@ -377,7 +376,7 @@ def do_accept(
                     object_type="Proposal",
                 )
                 version = trajectory.version
-                event_id = LabelEdit.objects.filter(trajectory=trajectory).latest("id").event_id
+                event_id = last_edit_event_id(trajectory)
                 accepted_in[str(event_id)] = {
                     "part": part,
                     "items": {str(i): decision for p, i in chosen if p == part},

@@ -11,11 +11,14 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from .capture import screen_version, screenshot_png
-from .recording import Connected
+
+if TYPE_CHECKING:
+    from .recording import Connected
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from .actions import execute_action
 from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, find_device
 from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
 from .environment import check_seed, read_environment, reset_apps
+from .live import remember_frame
 
 NO_DEVICE_ACTIONS = (ActionType.ANSWER, ActionType.TERMINATE)
 
@@ -446,8 +447,6 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
             t2 = time.perf_counter()
             shot = capture(conn.device, conn.facts, settle)
             t3 = time.perf_counter()
-            from .live import remember_frame  # live imports this module
-
             remember_frame(serial, shot.png, shot.version)
         except (DeviceUnavailable, CaptureError, *DEVICE_ERRORS) as exc:
             reason = f"device {serial} disconnected: {exc}"

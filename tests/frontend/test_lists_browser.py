@@ -13,7 +13,7 @@ from tests.trajectories.builders import make_record
 from trajectories.models import Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 
-LONG_NAME = "Shopping-and-notes-trajectories-recorded-on-the-virtual-device-" * 3 + "X" * 80
+LONG_NAME = "Shopping-and-notes-trajectories-recorded-on-the-virtual-device-" * 2 + "X" * 70
 SIZES = [(1440, 900), (1920, 1080)]
 
 

@@ -13,7 +13,7 @@ from trajectories.jobs import do_start_export, export_scope
 from trajectories.models import Step, Trajectory
 from trajectories.selectors import project_list, trajectory_list
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
-from trajectories.validation import InvalidRequest
+from trajectories.validation import InvalidData, InvalidRequest
 
 pytestmark = pytest.mark.django_db
 
@@ -122,3 +122,9 @@ def test_projects_are_searched_and_sorted_on_the_page_and_in_the_api(client, ali
     assert api[0]["trajectory_count"] == 3
     api = as_user(alice).get(f"{API}/projects/", {"search": "zoo"}).json()["results"]
     assert [p["name"] for p in api] == ["Zoo of shopping apps"]
+
+
+def test_a_project_name_longer_than_the_column_is_refused_by_name(alice):
+    with pytest.raises(InvalidData, match="^name: at most 200 characters, got 201$"):
+        do_create_project("x" * 201, alice)
+    assert do_create_project("x" * 200, alice).name == "x" * 200
