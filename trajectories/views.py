@@ -385,6 +385,19 @@ def distinct_labels(texts: list[str], width: int = LABEL_WIDTH) -> list[str]:
     return labels
 
 
+def task_choices(
+    project: Project, width: int = LABEL_WIDTH, limit: int | None = None
+) -> list[tuple[str, str]]:
+    """(uid, label) of the project's tasks by goal, labels that tell them apart (same goals by
+    their uid)."""
+    tasks = list(project.tasks.order_by("goal", "uid").values_list("uid", "goal")[:limit])
+    labels = distinct_labels([goal for _, goal in tasks], width)
+    return [
+        (uid, label if labels.count(label) == 1 else f"{label} ({uid})")
+        for (uid, _), label in zip(tasks, labels, strict=True)
+    ]
+
+
 class ExportForm(forms.Form):
     format = forms.ChoiceField()
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
@@ -438,12 +451,7 @@ class ExportForm(forms.Form):
         self.fields["format"].choices = [
             (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
         ]
-        tasks = list(project.tasks.order_by("goal", "uid").values_list("uid", "goal"))
-        labels = distinct_labels([goal for _, goal in tasks])
-        self.fields["task"].choices = [("", "any task")] + [
-            (uid, label if labels.count(label) == 1 else f"{label} ({uid})")
-            for (uid, _), label in zip(tasks, labels, strict=True)
-        ]
+        self.fields["task"].choices = [("", "any task"), *task_choices(project)]
 
     def clean_split_ratios(self) -> dict[str, float]:
         ratios: dict[str, float] = {}

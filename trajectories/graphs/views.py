@@ -22,6 +22,7 @@ from ..access import access_project
 from ..jobs import with_true_status
 from ..models import Project, Role, Screen, Status, Trajectory
 from ..validation import InvalidData
+from ..views import task_choices
 from . import drawing
 from .access import access_app_graph, access_memory_graph
 from .appkg import AppKnowledgeGraph, load_app_graph
@@ -58,7 +59,9 @@ def project_apps(project: Project) -> list[str]:
 class FilterFields(forms.Form):
     """Which trajectories a build takes: the list filters ``apps``, ``tasks`` and ``status``."""
 
-    apps = forms.CharField(required=False, help_text="Package names, separated by commas.")
+    apps = forms.CharField(
+        required=False, help_text="Apps by part of a package or label, separated by commas."
+    )
     tasks = forms.MultipleChoiceField(
         required=False, widget=forms.SelectMultiple(attrs={"size": 4})
     )
@@ -66,10 +69,7 @@ class FilterFields(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        tasks = project.tasks.order_by("goal").values_list("uid", "goal")[:500]
-        self.fields["tasks"].choices = [
-            (uid, goal if len(goal) <= 70 else goal[:69] + "…") for uid, goal in tasks
-        ]
+        self.fields["tasks"].choices = task_choices(project, width=56, limit=500)
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data
