@@ -16,10 +16,11 @@ from trajectories.models import Anchor, AnchorLink, MemoryTarget, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
 
 
-def page_as(browser, live_server, user):
+def page_as(browser, live_server, user, size=(1400, 1000)):
+    """A page of Chromium logged in as ``user``; its ``errors`` collects the page's JS errors."""
     client = Client()
     client.force_login(user)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.add_cookies(
         [
             {

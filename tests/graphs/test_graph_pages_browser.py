@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from fixtures.generate import SHOP, generate_dataset, generate_record
+from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
 from trajectories.blobs import read_blob
 from trajectories.graphs.appkg_jobs import do_start_app_graph
@@ -19,26 +18,6 @@ from trajectories.services import do_import_trajectory
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SIZES = [(1440, 900), (1920, 1080)]
-
-
-def page_as(browser, live_server, user, size):
-    client = Client()
-    client.force_login(user)
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    return page
 
 
 def no_overflow(page) -> None:

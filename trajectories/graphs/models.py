@@ -45,15 +45,10 @@ def graph_file_name(instance: models.Model, filename: str) -> str:
     return f"graphs/{instance.project_id}/{filename}"
 
 
-class MemoryGraph(models.Model):
-    """One version of a project's subgoal memory graph (paper §3.2).
+class BuiltGraph(models.Model):
+    """What every built graph has: its version in the project, the parameters and inputs it
+    was built with, the job that built it, its sizes and its stored ``file``."""
 
-    ``params``: tau, theta, k, embedder, structure, granularity. ``inputs``: the filter used and
-    the keys of the trajectories built from (trajectory uids, as exports name them), in build
-    order. ``parent`` is the graph this one extended, for incremental builds.
-    """
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memory_graphs")
     version = models.PositiveIntegerField()
     params = models.JSONField(default=dict)
     inputs = models.JSONField(default=dict)
@@ -68,10 +63,24 @@ class MemoryGraph(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    file = models.FileField(upload_to=graph_file_name, blank=True, max_length=500)
+
+    class Meta:
+        abstract = True
+
+
+class MemoryGraph(BuiltGraph):
+    """One version of a project's subgoal memory graph (paper §3.2).
+
+    ``params``: tau, theta, k, embedder, structure, granularity. ``inputs``: the filter used and
+    the keys of the trajectories built from (trajectory uids, as exports name them), in build
+    order. ``parent`` is the graph this one extended, for incremental builds.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memory_graphs")
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="extensions"
     )
-    file = models.FileField(upload_to=graph_file_name, blank=True, max_length=500)
 
     class Meta:
         ordering = ["project", "-version"]
@@ -85,27 +94,12 @@ class MemoryGraph(models.Model):
         return f"memory graph v{self.version} of {self.project}"
 
 
-class AppGraph(models.Model):
+class AppGraph(BuiltGraph):
     """One version of an app's knowledge graph (UI-KOBE): UI states and single-action
     transitions of one package, built from a project's trajectories."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="app_graphs")
     app = models.CharField(max_length=255, help_text="The package name.")
-    version = models.PositiveIntegerField()
-    params = models.JSONField(default=dict)
-    inputs = models.JSONField(default=dict)
-    status = models.CharField(
-        max_length=16, choices=GraphStatus.choices, default=GraphStatus.BUILDING
-    )
-    message = models.TextField(blank=True)
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    node_count = models.PositiveIntegerField(default=0)
-    edge_count = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    file = models.FileField(upload_to=graph_file_name, blank=True, max_length=500)
 
     class Meta:
         ordering = ["project", "app", "-version"]
