@@ -317,6 +317,10 @@ async def user(
 ) -> None:
     rng = random.Random(n)
     login = data["logins"][n % len(data["logins"])]
+    if think:
+        # Users who pause also arrive spread out: 50 list pages asked in the same instant
+        # at the start measured that burst, not the steady state.
+        await asyncio.sleep(rng.uniform(0, 2 * think))
     while time.monotonic() < deadline and budget[0] > 0:
         for name, path in endpoints(data, rng).items():
             if time.monotonic() >= deadline or budget[0] <= 0:
