@@ -176,11 +176,12 @@ def endpoints(data: dict, rng: random.Random) -> dict[str, str]:
     """One request per endpoint, on a random page or trajectory."""
     project, ids = data["project"], data["trajectories"]
     pages = max(1, len(ids) // 25)
+    api_pages = max(1, pages // 2)  # the API's pages hold 50
     trajectory = rng.choice(ids)
     return {
         "list page": f"/projects/{project}/trajectories/?page={rng.randint(1, pages)}",
         "workspace page": f"/trajectories/{trajectory}/workspace/?step={rng.randint(0, 5)}",
-        "API list": f"/api/v1/projects/{project}/trajectories/?page={rng.randint(1, pages // 2)}",
+        "API list": f"/api/v1/projects/{project}/trajectories/?page={rng.randint(1, api_pages)}",
     }
 
 
