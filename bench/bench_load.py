@@ -93,6 +93,7 @@ def seed(trajectories: int, steps: int) -> dict:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.db import connection
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
@@ -121,6 +122,10 @@ def seed(trajectories: int, steps: int) -> dict:
         print(f"seeding {trajectories - have} trajectories of {steps} steps ...", flush=True)
         generate_dataset(project, trajectories, steps=steps, actor=admin)
         print(f"  seeded in {time.monotonic() - started:.0f} s", flush=True)
+        if connection.vendor == "postgresql":
+            # Fresh statistics, as autovacuum would gather them soon: plans for 1 row are slow.
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
     ids = list(Trajectory.objects.filter(project=project).values_list("pk", flat=True))
     logins = []
     for user in (admin, annotator):
@@ -171,11 +176,12 @@ def endpoints(data: dict, rng: random.Random) -> dict[str, str]:
     """One request per endpoint, on a random page or trajectory."""
     project, ids = data["project"], data["trajectories"]
     pages = max(1, len(ids) // 25)
+    api_pages = max(1, pages // 2)  # the API's pages hold 50
     trajectory = rng.choice(ids)
     return {
         "list page": f"/projects/{project}/trajectories/?page={rng.randint(1, pages)}",
         "workspace page": f"/trajectories/{trajectory}/workspace/?step={rng.randint(0, 5)}",
-        "API list": f"/api/v1/projects/{project}/trajectories/?page={rng.randint(1, pages // 2)}",
+        "API list": f"/api/v1/projects/{project}/trajectories/?page={rng.randint(1, api_pages)}",
     }
 
 
@@ -227,6 +233,54 @@ def stop(server: subprocess.Popen) -> None:
         server.wait()
 
 
+# ---------------------------------------------------------------- where the CPU went
+
+
+def cpu_snapshot(server_pid: int) -> dict[str, float] | None:
+    """CPU seconds so far of the machine (busy and all), gunicorn (master and workers),
+    PostgreSQL's processes and this load generator, from /proc (Linux); None elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            jiffies = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = jiffies[3] + jiffies[4]  # idle and iowait
+    shares = {"machine": sum(jiffies) / tick, "busy": (sum(jiffies) - idle) / tick}
+    shares.update(gunicorn=0.0, postgres=0.0)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the process ended
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ppid, used = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+        if int(entry) == server_pid or ppid == server_pid:
+            shares["gunicorn"] += used
+        elif name in ("postgres", "postmaster"):
+            shares["postgres"] += used
+    shares["load generator"] = time.process_time()
+    return shares
+
+
+def cpu_shares(before: dict | None, after: dict | None) -> str:
+    """Who used the cores during the run, as a share of the machine's capacity."""
+    if not before or not after:
+        return "CPU shares: not available (no /proc)"
+    capacity = after["machine"] - before["machine"]
+    used = {k: 100 * (after[k] - before[k]) / capacity for k in after if k != "machine"}
+    others = used["busy"] - used["gunicorn"] - used["postgres"] - used["load generator"]
+    return (
+        f"CPU, % of the {os.cpu_count()} cores during the run: busy {used['busy']:.0f}, "
+        f"gunicorn {used['gunicorn']:.0f}, PostgreSQL {used['postgres']:.0f}, "
+        f"load generator {used['load generator']:.0f}, other {max(others, 0):.0f}"
+    )
+
+
 # ---------------------------------------------------------------- the users
 
 
@@ -264,6 +318,10 @@ async def user(
 ) -> None:
     rng = random.Random(n)
     login = data["logins"][n % len(data["logins"])]
+    if think:
+        # Users who pause also arrive spread out: 50 list pages asked in the same instant
+        # at the start measured that burst, not the steady state.
+        await asyncio.sleep(rng.uniform(0, 2 * think))
     while time.monotonic() < deadline and budget[0] > 0:
         for name, path in endpoints(data, rng).items():
             if time.monotonic() >= deadline or budget[0] <= 0:
@@ -290,7 +348,13 @@ async def user(
 
 
 async def drive(
-    port: int, data: dict, users: int, duration: float, max_requests: int, think: float
+    port: int,
+    data: dict,
+    users: int,
+    duration: float,
+    max_requests: int,
+    think: float,
+    probe=lambda: None,
 ):
     tallies = {name: Tally() for name in endpoints(data, random.Random(0))}
     # Warm every worker (imports, template caches, first connections) outside the figures.
@@ -298,12 +362,14 @@ async def drive(
     await asyncio.gather(
         *(user(1000 + i, port, data, time.monotonic() + 60, [3], warm) for i in range(6))
     )
+    before = probe()
     started = time.monotonic()
     budget = [max_requests]
     await asyncio.gather(
         *(user(i, port, data, started + duration, budget, tallies, think) for i in range(users))
     )
-    return tallies, time.monotonic() - started
+    elapsed = time.monotonic() - started
+    return tallies, elapsed, before, probe()
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -364,14 +430,23 @@ def main() -> None:
     port = free_port()
     server = start_gunicorn(env, port, args.workers, work / "gunicorn.log")
     try:
-        tallies, elapsed = asyncio.run(
-            drive(port, data, args.users, args.duration, args.max_requests, args.think)
+        tallies, elapsed, before, after = asyncio.run(
+            drive(
+                port,
+                data,
+                args.users,
+                args.duration,
+                args.max_requests,
+                args.think,
+                probe=lambda: cpu_snapshot(server.pid),
+            )
         )
     finally:
         stop(server)
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     ok = report(tallies, elapsed, costs, args, data, db)
+    print("\n" + cpu_shares(before, after))
     print("\nOK" if ok else "\nMISSED A TARGET")
     sys.exit(0 if ok else 1)
 

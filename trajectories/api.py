@@ -63,7 +63,13 @@ from .models import (
     Task,
     Trajectory,
 )
-from .selectors import PROJECT_SORTS, TRAJECTORY_SORTS, search_projects, trajectory_list
+from .selectors import (
+    PROJECT_SORTS,
+    TRAJECTORY_SORTS,
+    list_rows,
+    search_projects,
+    trajectory_list,
+)
 from .serializers import (
     ErrorSerializer,
     ExportRequestSerializer,
@@ -457,9 +463,7 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
         project = access_project(self.request.user, self.kwargs["project_id"])
         filters = list_filters(self.request.query_params)
         sort = self.request.query_params.get("sort")
-        return trajectory_list(self.request.user, project, filters, sort).select_related(
-            "task", "recorded_by"
-        )
+        return list_rows(trajectory_list(self.request.user, project, filters, sort))
 
     @extend_schema(
         summary="The project's trajectories, newest first unless sorted",

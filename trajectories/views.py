@@ -157,11 +157,11 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     form = TrajectoryFilterForm(request.GET, project)
     filters = form.filters()
     sort = request.GET.get("sort", "")
-    trajectories = (
+    trajectories = selectors.list_rows(
         selectors.trajectory_list(request.user, project, filters, sort)
         if filters is not None
         else Trajectory.objects.none()
-    ).select_related("task", "recorded_by")
+    )
     page = Paginator(trajectories, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

@@ -147,3 +147,13 @@ def test_a_long_goal_picked_by_id_is_a_valid_filter(client, project, alice):
         response, _ = list_page(client, project, **params)
         assert [t.pk for t in response.context["page"]] == [trajectory.pk]
         assert b"Some filters are invalid" not in response.content
+
+
+def test_the_list_page_title_is_the_project_name_and_loads_the_search_script_once(
+    client, project, alice
+):
+    client.force_login(alice)
+    html = client.get(reverse("trajectory-list", args=[project.pk])).content.decode()
+    title = html[html.index("<title>") + len("<title>") : html.index("</title>")]
+    assert title == "Shops · Waypoint"  # was "Shops<script src=…></script> · Waypoint"
+    assert html.count("trajectories/task_search.js") == 1
