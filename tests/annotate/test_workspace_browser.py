@@ -51,6 +51,14 @@ def eventually(check, timeout=10.0):
         time.sleep(0.1)
 
 
+def settled(page):
+    """Wait until htmx has no request in flight and has wired what it swapped in (a control
+    swapped in works only once htmx has settled it)."""
+    page.wait_for_function(
+        "!document.querySelector('.htmx-request, .htmx-added, .htmx-settling, .htmx-swapping')"
+    )
+
+
 def saved(page):
     try:
         page.wait_for_selector("#ws-saved.ok", timeout=10_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from tests.annotate.test_workspace_browser import eventually, page_as
+from tests.annotate.test_workspace_browser import eventually, page_as, settled
 from tests.conftest import shot
 from trajectories.services import do_create_project, do_set_membership
 
@@ -36,17 +36,20 @@ def test_an_admin_manages_members_on_the_page(browser, live_server):
         lambda: roles() == {"alice": "admin", "bob": "annotator", "charlie": "annotator"}
     )
 
+    settled(page)
     page.select_option('select[aria-label="Role of bob"]', "reviewer")
     assert eventually(lambda: roles()["bob"] == "reviewer")
     page.wait_for_selector(
         'select[aria-label="Role of bob"] >> option[value=reviewer][selected]', state="attached"
     )
 
+    settled(page)
     page.select_option('select[aria-label="Role of alice"]', "annotator")
     page.wait_for_selector("text=alice is the project's last admin")
     assert roles()["alice"] == "admin"
     shot(page, "moving-members")
 
+    settled(page)
     page.on("dialog", lambda dialog: dialog.accept())
     page.click(f"#member-{bob.pk} button:has-text('Remove')")
     page.wait_for_selector(f"#member-{bob.pk}", state="detached")
