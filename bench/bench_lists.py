@@ -16,35 +16,19 @@ Uses a throwaway SQLite database unless DATABASE_URL is set.
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from scratch import scratch_django  # bench/scratch.py, beside this script
 
 RUNS = 10
 EVENTS_PER_TRAJECTORY = 25
 
 
 def setup() -> None:
-    work = Path(tempfile.mkdtemp(prefix="waypoint-bench-lists-"))
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{work / 'bench.sqlite3'}")
-    os.environ.setdefault("MEDIA_ROOT", str(work / "media"))
-    os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-    call_command("migrate", verbosity=0, interactive=False)
+    scratch_django("waypoint-bench-lists-")
 
 
 def build(project, users, start: int, count: int) -> None:
