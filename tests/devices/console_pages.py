@@ -6,9 +6,19 @@ from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
 
 
-def start_recording(page, live_server, device, project, goal: str = "Find the kettle's price"):
-    """Log in as alice, take the device and start recording a task; returns the task."""
-    task = get_or_create_task(project, TaskRecord(uid=goal[:20], goal=goal))
+def start_recording(
+    page,
+    live_server,
+    device,
+    project,
+    goal: str = "Find the kettle's price",
+    *,
+    task=None,
+    reset: bool = True,
+):
+    """Log in as alice, take the device and start recording ``task`` (by default one of
+    ``goal``), with the device's apps reset or not; returns the task."""
+    task = task or get_or_create_task(project, TaskRecord(uid=goal[:20], goal=goal))
     page.goto(f"{live_server.url}/login/")
     page.fill("input[name=username]", "alice")
     page.fill("input[name=password]", "alice-password")
@@ -16,6 +26,8 @@ def start_recording(page, live_server, device, project, goal: str = "Find the ke
     page.goto(f"{live_server.url}/devices/")
     page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
     page.select_option("#task", str(task.pk))
+    if not reset:
+        page.uncheck("#reset")
     page.click("text=Start recording")
     page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
     return task

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shot
+from tests.devices.console_pages import start_recording
 from trajectories.models import Status, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
@@ -115,17 +116,8 @@ def drawn_point(page, x, y):
 def test_a_click_on_the_live_view_lands_where_it_was_clicked(
     transactional_db, live_server, adb_servers, device, project_device, alice, project, browser
 ):
-    task = get_or_create_task(project, TaskRecord(uid="taps", goal="Tap near the edges"))
     page = browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit]")
-    page.click("nav >> text=Devices")
-    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
-    page.select_option("#task", str(task.pk))
-    page.click("text=Start recording")
-    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    task = start_recording(page, live_server, device, project, "Tap near the edges")
     # The status bar, the middle, and the navigation bar's Home: near the top and the bottom
     # is where a stretched mapping is furthest off.
     wanted = [(500, 12), (30, 600), (270, 1170)]
@@ -161,18 +153,9 @@ def test_labels_notes_and_marks_from_the_console_carry_the_version_they_edited(
     from trajectories import events
     from trajectories.models import AuditEvent, MemoryTarget
 
-    task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
     page = browser_page
     page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit]")
-    page.goto(f"{live_server.url}/devices/")
-    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
-    page.select_option("#task", str(task.pk))
-    page.click("text=Start recording")
-    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    task = start_recording(page, live_server, device, project)
     page.select_option("#open-package", "com.waypoint.freshcart")
     page.click("#open-form button")
     wait_steps(page, 1)

@@ -22,6 +22,7 @@ from fixtures.generate import (
 from fixtures.management.commands.seed_demo import DEMO_PROJECT
 from tests.conftest import shot
 from tests.devices.conftest import tap_node
+from tests.devices.console_pages import start_recording
 from tests.devices.test_console_browser import centre_of, screen_point, wait_steps
 from trajectories.models import Task, Trajectory
 from trajectories.services import get_or_create_task
@@ -92,17 +93,10 @@ def test_a_demo_task_is_recorded_in_the_console(
         if r.task.intent == "lookup"
     )
     product = record.task.memory_items[0]["description"].removeprefix("Price of the ")
-    task = get_or_create_task(project, record.task)
     page = browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit]")
-    page.click("nav >> text=Devices")
-    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
-    page.select_option("#task", str(task.pk))
-    page.click("text=Start recording")
-    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    task = start_recording(
+        page, live_server, device, project, task=get_or_create_task(project, record.task)
+    )
 
     page.select_option("#open-package", SHOP)  # the app the task names is on the device
     page.click("#open-form button")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shot
+from tests.devices.console_pages import start_recording
 from trajectories.models import Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
@@ -54,18 +55,8 @@ def test_the_start_form_resets_the_apps_to_a_seed(
 def test_an_unticked_reset_keeps_the_apps_and_records_the_seed(
     transactional_db, live_server, adb_servers, device, project_device, alice, project, page
 ):
-    task = get_or_create_task(project, TaskRecord(uid="kettle", goal="Find the kettle's price"))
     device.app_start("com.waypoint.notes")
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password")
-    page.click("button[type=submit]")
-    page.goto(f"{live_server.url}/devices/")
-    page.locator("tr", has_text=device.serial).locator("button", has_text="Take").click()
-    page.select_option("#task", str(task.pk))
-    page.uncheck("#reset")
-    page.click("text=Start recording")
-    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    start_recording(page, live_server, device, project, reset=False)
     trajectory = Trajectory.objects.get()
     assert trajectory.metadata["virtual_device"]["seed"] == SESSION_SEED
     assert trajectory.metadata["virtual_device"]["reset"] is False
