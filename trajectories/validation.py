@@ -239,6 +239,15 @@ def check_kind(value: Any, kind: type, where: str) -> Any:
     return value
 
 
+def check_field(obj: Any, name: str, kind: type, where: str) -> Any:
+    """A required field of a JSON object, of one kind."""
+    if not isinstance(obj, dict):
+        raise fail(where, f"must be an object, got {type(obj).__name__}")
+    if name not in obj:
+        raise fail(where, f"missing field {name!r}")
+    return check_kind(obj[name], kind, field_at(where, name))
+
+
 def _fields_of(obj: Any, kinds: Mapping[str, type], where: str) -> None:
     """Optional fields of a JSON object, each of one kind when present."""
     for name, kind in kinds.items():

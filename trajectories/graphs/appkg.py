@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..uixml import UIElement, UITree, UIXmlError, parse_ui_xml
-from ..validation import InvalidData
+from ..validation import InvalidData, check_field
 from .embedders import image_signature
 
 FORMAT = "waypoint-app-graph"
@@ -567,22 +567,6 @@ def dump_app_graph(graph: AppKnowledgeGraph) -> bytes:
     return (text + "\n").encode()
 
 
-def _need(obj: Mapping[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if name not in obj:
-        raise InvalidData(f"{where}: missing field {name!r}")
-    value = obj[name]
-    if (
-        isinstance(value, bool)
-        and kind is not bool
-        and bool not in (kind if isinstance(kind, tuple) else (kind,))
-    ):
-        raise InvalidData(f"{where}.{name}: wrong type (bool)")
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise InvalidData(f"{where}.{name}: must be {names}, got {type(value).__name__}")
-    return value
-
-
 def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
     """Read an exported graph, checking every field; errors name the place."""
     if isinstance(data, bytes | str):
@@ -601,60 +585,63 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
             f"app graph: version {obj.get('version')!r} is not supported "
             f"(expected {FORMAT_VERSION})"
         )
-    app = _need(obj, "app", str, "app graph")
+    app = check_field(obj, "app", str, "app graph")
     if not app:
         raise InvalidData("app graph.app: must not be empty")
-    params = AppGraphParams.from_mapping(_need(obj, "params", dict, "app graph"), "params")
-    stats = _need(obj, "stats", dict, "app graph")
+    params = AppGraphParams.from_mapping(check_field(obj, "params", dict, "app graph"), "params")
+    stats = check_field(obj, "stats", dict, "app graph")
     nodes: list[Node] = []
     ids: set[str] = set()
-    for n, raw in enumerate(_need(obj, "nodes", list, "app graph")):
+    for n, raw in enumerate(check_field(obj, "nodes", list, "app graph")):
         where = f"nodes[{n}]"
         if not isinstance(raw, dict):
             raise InvalidData(f"{where}: must be an object")
-        node_id = _need(raw, "id", str, where)
+        node_id = check_field(raw, "id", str, where)
         if node_id in ids:
             raise InvalidData(f"{where}.id: {node_id!r} is used twice")
         ids.add(node_id)
-        kind = _need(raw, "kind", str, where)
+        kind = check_field(raw, "kind", str, where)
         if kind not in ("state", "external"):
             raise InvalidData(f"{where}.kind: must be 'state' or 'external', got {kind!r}")
         members = []
-        for m, member in enumerate(_need(raw, "members", list, where)):
+        for m, member in enumerate(check_field(raw, "members", list, where)):
             mw = f"{where}.members[{m}]"
             if not isinstance(member, dict):
                 raise InvalidData(f"{mw}: must be an object")
             members.append(
                 Member(
-                    screen=_need(member, "screen", str, mw),
-                    trajectory=_need(member, "trajectory", str, mw),
-                    step=_need(member, "step", int, mw),
+                    screen=check_field(member, "screen", str, mw),
+                    trajectory=check_field(member, "trajectory", str, mw),
+                    step=check_field(member, "step", int, mw),
                 )
             )
         nodes.append(
             Node(
                 id=node_id,
                 kind=kind,
-                package=_need(raw, "package", str, where),
-                activity=_need(raw, "activity", str, where),
-                structure=_need(raw, "structure", str, where),
-                reference=_need(raw, "reference", str, where),
-                description=_need(raw, "description", str, where),
-                interactables=_need(raw, "interactables", list, where),
+                package=check_field(raw, "package", str, where),
+                activity=check_field(raw, "activity", str, where),
+                structure=check_field(raw, "structure", str, where),
+                reference=check_field(raw, "reference", str, where),
+                description=check_field(raw, "description", str, where),
+                interactables=check_field(raw, "interactables", list, where),
                 members=members,
             )
         )
     edges: list[Edge] = []
     edge_ids: set[str] = set()
-    for e, raw in enumerate(_need(obj, "edges", list, "app graph")):
+    for e, raw in enumerate(check_field(obj, "edges", list, "app graph")):
         where = f"edges[{e}]"
         if not isinstance(raw, dict):
             raise InvalidData(f"{where}: must be an object")
-        edge_id = _need(raw, "id", str, where)
+        edge_id = check_field(raw, "id", str, where)
         if edge_id in edge_ids:
             raise InvalidData(f"{where}.id: {edge_id!r} is used twice")
         edge_ids.add(edge_id)
-        source, target = _need(raw, "source", str, where), _need(raw, "target", str, where)
+        source, target = (
+            check_field(raw, "source", str, where),
+            check_field(raw, "target", str, where),
+        )
         for name, value in (("source", source), ("target", target)):
             if value not in ids:
                 raise InvalidData(f"{where}.{name}: no node {value!r} in the graph")
@@ -662,16 +649,17 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
         if delta is not None and not isinstance(delta, dict):
             raise InvalidData(f"{where}.schema_delta: must be an object or null")
         occurrences = []
-        for o, occ in enumerate(_need(raw, "occurrences", list, where)):
+        for o, occ in enumerate(check_field(raw, "occurrences", list, where)):
             ow = f"{where}.occurrences[{o}]"
             if not isinstance(occ, dict):
                 raise InvalidData(f"{ow}: must be an object")
             occurrences.append(
                 Occurrence(
-                    trajectory=_need(occ, "trajectory", str, ow), step=_need(occ, "step", int, ow)
+                    trajectory=check_field(occ, "trajectory", str, ow),
+                    step=check_field(occ, "step", int, ow),
                 )
             )
-        self_loop = _need(raw, "self_loop", bool, where)
+        self_loop = check_field(raw, "self_loop", bool, where)
         if self_loop != (source == target):
             raise InvalidData(f"{where}.self_loop: must be {str(source == target).lower()}")
         edges.append(
@@ -679,10 +667,10 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
                 id=edge_id,
                 source=source,
                 target=target,
-                action_type=_need(raw, "action_type", str, where),
-                action=_need(raw, "action", dict, where),
-                instruction=_need(raw, "instruction", str, where),
-                target_observation=_need(raw, "target_observation", dict, where),
+                action_type=check_field(raw, "action_type", str, where),
+                action=check_field(raw, "action", dict, where),
+                instruction=check_field(raw, "instruction", str, where),
+                target_observation=check_field(raw, "target_observation", dict, where),
                 self_loop=self_loop,
                 schema_delta=delta,
                 occurrences=occurrences,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, check_field
 
 from .build import MemoryGraphData, check_params
 
@@ -102,15 +102,6 @@ def export_graph(graph: MemoryGraphData, inputs: dict[str, Any]) -> dict[str, An
     }
 
 
-def _need(mapping: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if not isinstance(mapping, dict) or name not in mapping:
-        raise InvalidData(f"{where}: missing {name!r}")
-    value = mapping[name]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-        raise InvalidData(f"{where}.{name}: wrong type ({type(value).__name__})")
-    return value
-
-
 def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
     """A graph and its inputs from an export; every field checked, the place of a bad one named.
 
@@ -121,48 +112,48 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
     if doc.get("format_version") != EXPORT_VERSION:
         raise InvalidData(f"format_version: must be {EXPORT_VERSION}")
     try:
-        params = check_params(_need(doc, "params", dict, "graph"))
+        params = check_params(check_field(doc, "params", dict, "graph"))
     except InvalidData as exc:  # the file's content, not the request, is wrong: a 422
         raise InvalidData(str(exc)) from None
-    embedder = _need(doc, "embedder", dict, "graph")
-    dim = _need(embedder, "dim", int, "embedder")
-    text_dim = _need(embedder, "text_dim", int, "embedder")
-    name = _need(embedder, "name", str, "embedder")
+    embedder = check_field(doc, "embedder", dict, "graph")
+    dim = check_field(embedder, "dim", int, "embedder")
+    text_dim = check_field(embedder, "text_dim", int, "embedder")
+    name = check_field(embedder, "name", str, "embedder")
     if name != params["embedder"]:
         raise InvalidData(f"embedder.name: {name!r} is not the params' {params['embedder']!r}")
     inputs = doc.get("inputs") or {}
     if not isinstance(inputs, dict):
         raise InvalidData("inputs: must be an object")
-    nodes = _need(doc, "nodes", list, "graph")
-    edges = _need(doc, "edges", list, "graph")
+    nodes = check_field(doc, "nodes", list, "graph")
+    edges = check_field(doc, "edges", list, "graph")
     sums = np.zeros((len(nodes), dim), dtype=np.float32)
     counts = np.zeros(len(nodes), dtype=np.int64)
     members = []
     for i, node in enumerate(nodes):
         where = f"nodes[{i}]"
-        if _need(node, "index", int, where) != i:
+        if check_field(node, "index", int, where) != i:
             raise InvalidData(f"{where}.index: must be {i} (nodes in order)")
-        counts[i] = _need(node, "size", int, where)
+        counts[i] = check_field(node, "size", int, where)
         sums[i] = _from_b64(node.get("sum"), dim, f"{where}.sum")
-        node_members = _need(node, "members", list, where)
+        node_members = check_field(node, "members", list, where)
         for j, member in enumerate(node_members):
-            _need(member, "trajectory", str, f"{where}.members[{j}]")
-            _need(member, "step", int, f"{where}.members[{j}]")
-            _need(member, "screenshot", str, f"{where}.members[{j}]")
+            check_field(member, "trajectory", str, f"{where}.members[{j}]")
+            check_field(member, "step", int, f"{where}.members[{j}]")
+            check_field(member, "screenshot", str, f"{where}.members[{j}]")
         members.append(node_members)
     vectors = np.zeros((len(edges), text_dim), dtype=np.float32)
     kept = []
     for i, edge in enumerate(edges):
         where = f"edges[{i}]"
         for end in ("source", "target"):
-            value = _need(edge, end, int, where)
+            value = check_field(edge, end, int, where)
             if not 0 <= value < len(nodes):
                 raise InvalidData(f"{where}.{end}: no node {value}")
         for text in ("intent", "effect", "behaviour", "task", "trajectory"):
-            _need(edge, text, str, where)
-        if _need(edge, "success", str, where) not in SUCCESS_LABELS:
+            check_field(edge, text, str, where)
+        if check_field(edge, "success", str, where) not in SUCCESS_LABELS:
             raise InvalidData(f"{where}.success: must be one of {', '.join(SUCCESS_LABELS)}")
-        _need(edge, "duplicates", list, where)
+        check_field(edge, "duplicates", list, where)
         vectors[i] = _from_b64(edge.get("intent_vector"), text_dim, f"{where}.intent_vector")
         kept.append({k: v for k, v in edge.items() if k != "intent_vector"})
     trajectories = inputs.get("trajectories", [])
