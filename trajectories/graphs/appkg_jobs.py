@@ -11,7 +11,6 @@ from typing import Any
 
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import Max
 
 from .. import events
 from ..jobs import enqueue_job
@@ -24,11 +23,6 @@ from .appkg_inputs import app_trajectories, read_trajectory_inputs
 from .models import AppGraph, GraphStatus
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
-
-
-def _next_version(project: Project, app: str) -> int:
-    latest = AppGraph.objects.filter(project=project, app=app).aggregate(v=Max("version"))["v"]
-    return (latest or 0) + 1
 
 
 def _check_app(app: Any) -> str:
@@ -63,7 +57,7 @@ def do_start_app_graph(
         graph = AppGraph.objects.create(
             project=project,
             app=app,
-            version=_next_version(project, app),
+            version=AppGraph.next_version(project=project, app=app),
             params=checked.to_dict(),
             inputs={"filters": filters},
             job=job,
@@ -123,7 +117,7 @@ def do_import_app_graph(project: Project, data: bytes, actor) -> AppGraph:
         graph = AppGraph.objects.create(
             project=project,
             app=loaded.app,
-            version=_next_version(project, loaded.app),
+            version=AppGraph.next_version(project=project, app=loaded.app),
             params=loaded.params.to_dict(),
             created_by=actor,
         )

@@ -7,6 +7,8 @@ what lists and the API show: version, parameters, inputs, status and sizes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from django.conf import settings
 from django.db import models
@@ -67,6 +69,12 @@ class BuiltGraph(models.Model):
 
     class Meta:
         abstract = True
+
+    @classmethod
+    def next_version(cls, **scope: Any) -> int:
+        """The version a new graph of ``scope`` (its project, and app) gets: one past the last."""
+        latest = cls.objects.filter(**scope).aggregate(v=models.Max("version"))["v"]
+        return (latest or 0) + 1
 
 
 class MemoryGraph(BuiltGraph):

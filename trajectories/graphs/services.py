@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import Max
 
 from trajectories import events
 from trajectories.jobs import enqueue_job
@@ -40,10 +39,6 @@ def _describe(filters: Mapping[str, Any]) -> str:
     if not filters:
         return "(no filter)"
     return ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
-
-
-def _next_version(project: Project) -> int:
-    return (MemoryGraph.objects.filter(project=project).aggregate(v=Max("version"))["v"] or 0) + 1
 
 
 def check_graph_filters(
@@ -111,7 +106,7 @@ def do_build_memory_graph(
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one version at a time
         graph = MemoryGraph.objects.create(
             project=project,
-            version=_next_version(project),
+            version=MemoryGraph.next_version(project=project),
             params=params,
             inputs={
                 "filters": filters,
@@ -197,7 +192,7 @@ def do_import_memory_graph(project: Project, user, doc: Any) -> MemoryGraph:
         Project.objects.select_for_update().filter(pk=project.pk).first()
         graph = MemoryGraph.objects.create(
             project=project,
-            version=_next_version(project),
+            version=MemoryGraph.next_version(project=project),
             params=data.params,
             inputs=inputs,
             status=GraphStatus.READY,
