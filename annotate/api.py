@@ -42,6 +42,7 @@ from .serializers import (
     LinkRequestSerializer,
     MemoryTargetPatchSerializer,
     MemoryTargetRequestSerializer,
+    ProposalAcceptSerializer,
     ProposalDecisionSerializer,
     ProposalSerializer,
     ProposeRequestSerializer,
@@ -660,25 +661,46 @@ def _proposal_of(trajectory: Trajectory, proposal_id: int) -> Proposal:
     return proposal
 
 
-@extend_schema(tags=["proposals"])
 class ProposalDecisionView(LabelsAPIView):
     """Accept proposed items as labels (a versioned, undoable edit), or reject them."""
 
-    decision = "accept"
+    serializer = ProposalDecisionSerializer
+
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def decide(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
+        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
+        proposal = _proposal_of(trajectory, proposal_id)
+        self.apply(proposal, request.user, check_serializer(self.serializer(data=request.data)))
+        return Response(labels_data(trajectory))
+
+
+@extend_schema(tags=["proposals"])
+class ProposalAcceptView(ProposalDecisionView):
+    serializer = ProposalAcceptSerializer
+
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
+        s.do_accept(proposal, user, data["version"], data["items"], data["edited"])
 
     @extend_schema(
-        summary="Accept or reject proposed items",
+        summary="Accept proposed items (a label edit on the labels' version)",
+        request=ProposalAcceptSerializer,
+        responses={200: LabelsSerializer, **EDIT_ERRORS},
+    )
+    def post(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
+        return self.decide(request, trajectory_id, proposal_id)
+
+
+@extend_schema(tags=["proposals"])
+class ProposalRejectView(ProposalDecisionView):
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
+        s.do_reject(proposal, user, data["items"])
+
+    @extend_schema(
+        summary="Reject proposed items",
         request=ProposalDecisionSerializer,
         responses={200: LabelsSerializer, **EDIT_ERRORS},
     )
     def post(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
-        trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
-        proposal = _proposal_of(trajectory, proposal_id)
-        data = check_serializer(ProposalDecisionSerializer(data=request.data))
-        if self.decision == "accept":
-            if "version" not in data:
-                raise InvalidRequest("version: send the version of the labels you accept into")
-            s.do_accept(proposal, request.user, data["version"], data["items"], data["edited"])
-        else:
-            s.do_reject(proposal, request.user, data["items"])
-        return Response(labels_data(trajectory))
+        return self.decide(request, trajectory_id, proposal_id)

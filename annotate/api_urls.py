@@ -31,12 +31,12 @@ urlpatterns = [
     path(T + "proposals/", api.ProposeView.as_view(), name="api-propose"),
     path(
         T + "proposals/<int:proposal_id>/accept/",
-        api.ProposalDecisionView.as_view(decision="accept"),
+        api.ProposalAcceptView.as_view(),
         name="api-proposal-accept",
     ),
     path(
         T + "proposals/<int:proposal_id>/reject/",
-        api.ProposalDecisionView.as_view(decision="reject"),
+        api.ProposalRejectView.as_view(),
         name="api-proposal-reject",
     ),
     path(

@@ -301,3 +301,11 @@ class ProposalDecisionSerializer(serializers.Serializer):
     edited = serializers.DictField(
         required=False, default=dict, help_text="Fields changed as one item is accepted."
     )
+
+
+class ProposalAcceptSerializer(ProposalDecisionSerializer):
+    """Accepting is a label edit: it names the version of the labels it is made on."""
+
+    version = serializers.IntegerField(
+        error_messages={"required": "send the version of the labels you accept into"}
+    )

@@ -2,10 +2,10 @@
 
 Schemathesis reads the schema Waypoint serves and sends each operation valid and invalid
 requests (bodies, query strings, path ids), half of them naming real objects: alice's project,
-its task, a labelled trajectory, a job, a memory graph, a member, and the virtual device she
-drives. Every answer must be no server error and agree with the schema: a documented status code
-and content type, a body of the documented shape, invalid input refused, valid input not refused
-as invalid.
+its task, a labelled trajectory with its labels, proposal and review comment, a job, a memory
+graph, an app graph, a member, and the virtual device she drives. Every answer must be no
+server error and agree with the schema: a documented status code and content type, a body of the
+documented shape, invalid input refused, valid input not refused as invalid.
 
 It lives beside the device tests for their adb server; it drives a virtual phone of its own.
 """
@@ -27,12 +27,15 @@ from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis.config import SchemathesisConfig
 
-from annotate.services import do_assign
+from annotate.proposers import DEFAULT_PROPOSER
+from annotate.services import do_assign, do_comment, do_request_proposal
+from annotate.services.proposals import run_proposal
 from devices.services import do_take_device
 from devices.virtual import VirtualDevice
 from tests.conftest import require_chromium
 from tests.devices.conftest import free_port, grant
 from tests.trajectories.builders import make_record
+from trajectories.graphs.appkg_jobs import do_start_app_graph
 from trajectories.graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
 from trajectories.models import AnchorLink, Job, JobKind
@@ -85,6 +88,10 @@ def world(project, alice, bob, adb_servers, own_device, settings):
     subgoal = trajectory.subgoals.order_by("start").first()
     graph = do_build_memory_graph(project, alice, queue=False)
     run_job(graph.job_id)
+    app_graph = do_start_app_graph(project, "com.example.shop", alice)
+    run_job(app_graph.job_id)
+    proposal, _ = do_request_proposal(trajectory, alice, DEFAULT_PROPOSER)
+    run_proposal(proposal)
     return {
         "project_id": project.pk,
         "task_id": trajectory.task_id,
@@ -100,7 +107,17 @@ def world(project, alice, bob, adb_servers, own_device, settings):
         "sha256": trajectory.screens.first().screenshot_id,
         "lease": lease,
         "graph_id": graph.pk,
+        "app_graph_id": app_graph.pk,
+        "proposal_id": proposal.pk,
+        "comment_id": do_comment(trajectory, alice, 1, "Is this the right price?").pk,
     }
+
+
+def real_id(world: dict, path: str, name: str):
+    """The real object a path parameter names: an app graph's paths take the app graph."""
+    if name == "graph_id" and path.startswith("/api/v1/app-graphs/"):
+        name = "app_graph_id"
+    return world.get(name)
 
 
 @pytest.fixture
@@ -121,6 +138,19 @@ def api_schema(world):
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+def test_every_path_parameter_has_a_real_object(world):
+    """Every id the API takes in a path is tried on a real object too, edits and devices alike."""
+    generated = SchemaGenerator().get_schema(request=None, public=True)
+    missing = [
+        f"{path} {parameter['name']}"
+        for path, operations in generated["paths"].items()
+        for operation in operations.values()
+        for parameter in operation.get("parameters", [])
+        if parameter["in"] == "path" and real_id(world, path, parameter["name"]) is None
+    ]
+    assert missing == []
+
+
 @schema.parametrize()
 @schema.given(real_ids=st.booleans())
 @settings(
@@ -133,7 +163,7 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 def test_every_operation_agrees_with_the_schema(case, real_ids, world, alice):
     if real_ids and case.path_parameters:
         case.path_parameters = {
-            name: world.get(name, value) for name, value in case.path_parameters.items()
+            name: real_id(world, case.operation.path, name) for name in case.path_parameters
         }
     token, _ = Token.objects.get_or_create(user=alice)
     case.call_and_validate(headers={"Authorization": f"Token {token.key}"})
