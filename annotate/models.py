@@ -134,5 +134,9 @@ class Proposal(models.Model):
 
     @property
     def origin(self) -> str:
-        """What accepted labels say they came from (``Subgoal.origin``, evidence ``source``)."""
-        return f"proposal:{self.pk}:{self.proposer}"
+        """What accepted labels say they came from (``Subgoal.origin``, evidence ``source``).
+
+        Named by proposer and prompt version (one proposal each per trajectory), never by row
+        id: labels are exported, and an id would name another proposal after an import.
+        """
+        return f"proposal:{self.proposer}:{self.prompt_version}"

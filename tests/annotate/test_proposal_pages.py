@@ -58,7 +58,7 @@ def test_accept_edit_and_reject_from_the_workspace(proposal, blank, bob):
     assert answer.status_code == 200
     assert f'data-version="{blank.version + 1}"' in answer.content.decode()  # the new version
     (g,) = all_labels(blank)["subgoals"]
-    assert (g["text"], g["origin"]) == ("Open ShopMate", f"proposal:{proposal.pk}:heuristic")
+    assert (g["text"], g["origin"]) == ("Open ShopMate", "proposal:heuristic:h1")
     blank.refresh_from_db()
     edit(
         client,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import json
+
 import pytest
+from django.apps import apps as django_apps
 
 from annotate.models import Proposal, ProposalStatus
 from annotate.services.proposals import (
@@ -14,8 +18,9 @@ from annotate.services.proposals import (
 )
 from trajectories import label_edits
 from trajectories.edits import StaleVersion, do_redo, do_revert, do_undo
+from trajectories.formats import export_trajectories
 from trajectories.labels import all_labels
-from trajectories.models import AuditEvent
+from trajectories.models import AuditEvent, Trajectory
 from trajectories.validation import InvalidData
 
 pytestmark = pytest.mark.django_db
@@ -97,7 +102,7 @@ def test_accepting_all_makes_labels_that_say_where_they_came_from(proposal, blan
     before = blank.version
     do_accept(proposal, bob, blank.version)
     labels = all_labels(blank)
-    origin = f"proposal:{proposal.pk}:heuristic"
+    origin = "proposal:heuristic:h1"
     assert [(g["start"], g["end"], g["text"], g["origin"]) for g in labels["subgoals"]] == [
         (0, 2, "Open the shop", origin),
         (3, 5, "Buy", origin),
@@ -204,3 +209,32 @@ def test_a_stale_version_is_refused_and_nothing_is_decided(proposal, blank, bob)
         do_accept(proposal, bob, blank.version - 1 if blank.version else 99)
     proposal.refresh_from_db()
     assert proposal.decisions == {} and proposal.status == ProposalStatus.PENDING
+
+
+def test_accepted_labels_are_exported_naming_their_proposal_without_a_row_id(
+    proposal, blank, bob, tmp_path
+):
+    do_accept(proposal, bob, blank.version)
+    export_trajectories(Trajectory.objects.filter(pk=blank.pk), tmp_path / "out")
+    (record,) = [json.loads(line) for line in (tmp_path / "out" / "trajectories.jsonl").open()]
+    origin = "proposal:heuristic:h1"
+    assert {g["origin"] for g in record["subgoals"]} == {origin}
+    sources = [x["evidence"]["source"] for x in record["memory_targets"] + record["anchors"]]
+    assert sources == [origin] * 3
+    assert f"proposal:{proposal.pk}:" not in json.dumps(record)
+
+
+def test_labels_accepted_before_keep_their_proposal_named_without_its_row_id(proposal, blank, bob):
+    migration = importlib.import_module("annotate.migrations.0007_audit8_origin_without_row_ids")
+    do_accept(proposal, bob, blank.version)
+    old = f"proposal:{proposal.pk}:heuristic"  # as labels were stored before
+    blank.subgoals.update(origin=old)
+    target = blank.memory_targets.get()
+    target.evidence["source"] = old
+    target.save()
+    migration.forwards(django_apps, None)
+    labels = all_labels(blank)
+    assert {g["origin"] for g in labels["subgoals"]} == {"proposal:heuristic:h1"}
+    assert labels["memory_targets"][0]["evidence"]["source"] == "proposal:heuristic:h1"
+    migration.backwards(django_apps, None)
+    assert set(blank.subgoals.values_list("origin", flat=True)) == {old}

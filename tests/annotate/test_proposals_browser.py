@@ -70,7 +70,7 @@ def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
     synced(page, trajectory)
     assert page.locator("#ws-proposed .ws-track.proposed").count() == 0
     origins = set(trajectory.subgoals.values_list("origin", flat=True))
-    assert origins == {f"proposal:{proposal.pk}:heuristic"}
+    assert origins == {f"proposal:heuristic:{proposal.prompt_version}"}
     assert trajectory.subgoals.count() == 4  # one of five rejected
     assert trajectory.memory_targets.count() == len(proposal.payload["memory_targets"])
     shot(page, "proposals-3-accepted")
