@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from config.chromium import find_chromium
 
 REPO = Path(__file__).resolve().parent.parent
@@ -101,3 +103,23 @@ def test_this_machine_is_provisioned_for_the_tests(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "provision: Chromium: " in done.stderr
     assert "(CJK)" in done.stderr and "(emoji)" in done.stderr
+
+
+def test_ci_installs_no_browser_fonts_or_adb_of_its_own():
+    """`.ci/run` relies on `make test`'s provisioning instead of a copy of it."""
+    script = (REPO / ".ci" / "run").read_text()
+    commands = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    for needle in ("chromium", "playwright", "fonts-noto", "apt-get", "adb"):
+        assert not [line for line in commands if needle in line.lower()], needle
+    assert "export CI=true" in script and "make test </dev/null" in script
+
+
+def test_a_missing_tool_fails_a_test_in_ci_and_skips_it_elsewhere(monkeypatch):
+    from tests import conftest
+
+    monkeypatch.setattr(conftest, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match="no adb; CI must provide it"):
+        conftest.missing_tool("no adb")
+    monkeypatch.setattr(conftest, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match="no adb"):
+        conftest.missing_tool("no adb")
