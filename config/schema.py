@@ -37,8 +37,13 @@ class DocsView(SpectacularSwaggerView):
 
 
 def docs_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-    """The browsable docs; a visitor who is not signed in is sent to the login page."""
-    if not settings.WAYPOINT_PUBLIC_API_DOCS and not request.user.is_authenticated:
+    """The browsable docs; a visitor who is not signed in is sent to the login page.
+
+    Only a visit (GET or HEAD) is redirected: any other method answers in JSON, as everything
+    under ``/api/`` does.
+    """
+    visit = request.method in ("GET", "HEAD")
+    if visit and not settings.WAYPOINT_PUBLIC_API_DOCS and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     return DocsView.as_view(url_name="api-schema")(request, *args, **kwargs)
 

@@ -170,6 +170,16 @@ def test_the_schema_and_docs_need_a_login(alice):
     assert response.status_code == 200
 
 
+def test_the_docs_page_answers_other_methods_in_json(alice):
+    for client, status in ((Client(), 401), (client_of(alice), 405)):
+        for method in ("post", "put", "delete"):
+            response = getattr(client, method)("/api/v1/docs/")
+            assert (response.status_code, response["Content-Type"]) == (
+                status,
+                "application/json",
+            ), method
+
+
 def test_a_setting_opens_the_schema_and_docs(settings):
     settings.WAYPOINT_PUBLIC_API_DOCS = True
     assert Client().get("/api/v1/schema/").status_code == 200
