@@ -52,6 +52,7 @@ from .serializers import (
     StaleSerializer,
     StepPatchSerializer,
     SubgoalPatchSerializer,
+    TrajectoryProposeRequestSerializer,
     VersionSerializer,
 )
 
@@ -621,12 +622,12 @@ class ProposeView(LabelsAPIView):
 
     @extend_schema(
         summary="Ask for proposals on one trajectory",
-        request=ProposeRequestSerializer,
+        request=TrajectoryProposeRequestSerializer,
         responses={202: JobSerializer, **errors(400, 401, 403, 404)},
     )
     def post(self, request: Request, trajectory_id: int) -> Response:
         trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
-        data = check_serializer(ProposeRequestSerializer(data=request.data))
+        data = check_serializer(TrajectoryProposeRequestSerializer(data=request.data))
         job = s.do_start_proposals(
             trajectory.project,
             request.user,

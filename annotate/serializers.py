@@ -265,8 +265,11 @@ class AssignRequestSerializer(serializers.Serializer):
     )
 
 
-class ProposeRequestSerializer(serializers.Serializer):
+class TrajectoryProposeRequestSerializer(serializers.Serializer):
     proposer = serializers.ChoiceField(choices=sorted(PROPOSERS), default=DEFAULT_PROPOSER)
+
+
+class ProposeRequestSerializer(TrajectoryProposeRequestSerializer):
     filters = FiltersField(
         child=serializers.JSONField(allow_null=True),
         required=False,

@@ -21,7 +21,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, parsers, serializers, status
 from rest_framework.authtoken.models import Token
-from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -82,6 +81,7 @@ from .serializers import (
     ProjectSerializer,
     StepSerializer,
     TaskSerializer,
+    TokenRequestSerializer,
     TokenSerializer,
     TrajectoryDetailSerializer,
     TrajectorySerializer,
@@ -722,7 +722,7 @@ class BlobView(WaypointAPIView):
     tags=["auth"],
     summary="Exchange a username and password for an API token",
     description="Send the token as the header `Authorization: Token <token>`.",
-    request=AuthTokenSerializer,
+    request=TokenRequestSerializer,
     responses={
         200: TokenSerializer,
         400: OpenApiResponse(ErrorSerializer, description="A missing username or password."),
@@ -739,6 +739,8 @@ class BlobView(WaypointAPIView):
 class TokenView(ObtainAuthToken):
     """DRF's ``obtain_auth_token``, documented, and throttled like the login page; wrong
     credentials are a 401, not a 400."""
+
+    serializer_class = TokenRequestSerializer
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         serializer = self.get_serializer(data=request.data)

@@ -12,8 +12,9 @@ from typing import Any
 from django.urls import reverse
 from django.utils.functional import cached_property
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from .formats import EXPORTERS, IMPORTERS
 from .formats.detect import AUTO
@@ -510,3 +511,16 @@ class ExportRequestSerializer(serializers.Serializer):
         help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '
         '"by": "trajectory" | "task" | "app", "seed": 0}.',
     )
+
+
+@extend_schema_serializer(component_name="AuthToken")
+class TokenRequestSerializer(AuthTokenSerializer):
+    """DRF's token request, except that a username of spaces alone is a wrong username (401)
+    rather than a malformed request (400): the schema allows it, as it allows any name."""
+
+    username = serializers.CharField(label="Username", write_only=True, trim_whitespace=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Spaces around a name are dropped, as the login page does; spaces alone name nobody.
+        attrs["username"] = attrs["username"].strip() or attrs["username"]
+        return super().validate(attrs)

@@ -223,3 +223,25 @@ def test_a_slow_proposer_keeps_its_job_and_claim_fresh(
     assert job.status == "succeeded" and job.heartbeat_at > beat_before
     # touched while the proposer worked, not only when it was claimed
     assert Proposal.objects.get(pk=message[0]).claimed_at - claimed_before >= timedelta(seconds=0.3)
+
+
+def test_the_schema_says_what_each_proposal_request_reads():
+    """One trajectory takes a proposer only (filters there were ignored, so not documented);
+    accepting names the labels' version."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema["components"]["schemas"]
+
+    def body(path: str) -> dict:
+        ref = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+        return components[ref["schema"]["$ref"].rsplit("/", 1)[1]]
+
+    one = body("/api/v1/trajectories/{trajectory_id}/proposals/")
+    assert set(one["properties"]) == {"proposer"}
+    many = body("/api/v1/projects/{project_id}/proposals/")
+    assert set(many["properties"]) == {"proposer", "filters"}
+    accept = body("/api/v1/trajectories/{trajectory_id}/proposals/{proposal_id}/accept/")
+    assert accept["required"] == ["version"]
+    reject = body("/api/v1/trajectories/{trajectory_id}/proposals/{proposal_id}/reject/")
+    assert "required" not in reject

@@ -672,3 +672,16 @@ def test_the_docs_render(alice):
     assert response.status_code == 200
     assert b"swagger-ui" in response.content
     assert reverse("api-schema").encode() in response.content
+
+
+def test_a_username_of_spaces_alone_is_a_wrong_username(api, alice):
+    for username in ("\n", "  "):
+        response = api.post(
+            f"{API}/auth/token/", {"username": username, "password": "x"}, format="json"
+        )
+        assert response.status_code == 401
+        assert response.json() == {"detail": "Unable to log in with provided credentials."}
+    response = api.post(
+        f"{API}/auth/token/", {"username": " alice ", "password": "alice-password"}, format="json"
+    )
+    assert response.status_code == 200
