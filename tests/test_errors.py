@@ -253,6 +253,26 @@ def test_the_schema_documents_the_shared_statuses_and_bounds():
     assert "waypoint" in schema["components"]["schemas"][enum]["enum"]
 
 
+def test_the_schema_says_a_trimmed_text_needs_more_than_spaces(trajectory, bob):
+    """DRF trims text fields: spaces alone are blank (a 400), and the schema says so."""
+    import re
+
+    from drf_spectacular.generators import SchemaGenerator
+
+    components = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    key = components["MemoryTargetRequestRequest"]["properties"]["key"]
+    assert not re.search(key["pattern"], "\t \u3000\x1f") and re.search(key["pattern"], " k ")
+    response = client_of(bob).post(
+        f"/api/v1/trajectories/{trajectory.pk}/memory-targets/",
+        {"version": trajectory.version, "key": "\t ", "value": "v", "encode_step": 0},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json() == {"detail": "key: This field may not be blank."}
+    # An action's text is typed as sent, a space included: no such pattern there.
+    assert components["ActionRequest"]["properties"]["text"]["pattern"] == "^[^\\x00]*$"
+
+
 def test_a_misspelt_query_parameter_is_refused(project, alice):
     response = client_of(alice).get(f"/api/v1/projects/{project.pk}/trajectories/?stauts=approved")
     assert response.status_code == 400

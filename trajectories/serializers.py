@@ -193,10 +193,13 @@ class ActionSerializer(serializers.Serializer):
     x2 = serializers.IntegerField(required=False, help_text="swipe: end point")
     y2 = serializers.IntegerField(required=False, help_text="swipe: end point")
     duration_ms = serializers.IntegerField(required=False, help_text="long_press, swipe, wait")
-    text = serializers.CharField(required=False, help_text="type, answer")
-    keycode = serializers.CharField(required=False, help_text="key, e.g. KEYCODE_ENTER")
-    package = serializers.CharField(required=False, help_text="open_app")
-    app_label = serializers.CharField(required=False, help_text="open_app")
+    # Taken as sent (typed text may be a space): these are not trimmed.
+    text = serializers.CharField(required=False, trim_whitespace=False, help_text="type, answer")
+    keycode = serializers.CharField(
+        required=False, trim_whitespace=False, help_text="key, e.g. KEYCODE_ENTER"
+    )
+    package = serializers.CharField(required=False, trim_whitespace=False, help_text="open_app")
+    app_label = serializers.CharField(required=False, trim_whitespace=False, help_text="open_app")
     status = serializers.ChoiceField(
         choices=["success", "failure"], required=False, help_text="terminate"
     )
