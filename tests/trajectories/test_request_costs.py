@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
@@ -115,3 +116,32 @@ def test_the_api_list_rows_are_what_the_generic_serializer_gives(client, project
     assert by_id[unrecorded.pk]["recorder_name"] == "phone-7"
     assert {row["recorded_by"] for row in rows} == {None, "bob"}
     assert all(row["created_at"].endswith("Z") for row in rows)
+
+
+def test_the_api_list_writes_dates_as_the_generic_serializer_in_any_time_zone(
+    client, project, alice
+):
+    # UTC dates take a shortcut; another current time zone takes DRF's field (with offset).
+    from django.utils import timezone
+    from rest_framework import serializers as drf
+
+    from trajectories.serializers import TrajectorySerializer
+
+    import_many(project, 2)
+    Trajectory.objects.update(created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    token = Token.objects.create(user=alice)
+    url = reverse("api-project-trajectories", args=[project.pk])
+    for zone, created in (
+        ("UTC", "2026-01-02T03:04:05Z"),
+        ("Europe/Berlin", "2026-01-02T04:04:05+01:00"),
+    ):
+        with timezone.override(zone):
+            response = client.get(url, headers={"Authorization": f"Token {token.key}"})
+            rows = response.json()["results"]
+            generic = TrajectorySerializer(context={"request": response.wsgi_request})
+            by_id = Trajectory.objects.select_related("task", "recorded_by").in_bulk()
+            expected = [
+                drf.ModelSerializer.to_representation(generic, by_id[r["id"]]) for r in rows
+            ]
+        assert {row["created_at"] for row in rows} == {created}
+        assert rows == json.loads(json.dumps(expected))
