@@ -448,3 +448,38 @@ def test_the_api_scores_against_an_uploaded_ground_truth_file(project, alice, be
         response = post(**files)
         assert response.status_code == 422
         assert response.json() == {"detail": message}
+
+
+@pytest.mark.django_db
+def test_the_answer_is_the_last_answer_not_the_terminate_after_it(project, tmp_path):
+    """A recording ends with an answer step then a terminate step; the terminate's status
+    ("success") is not the agent's answer."""
+    from trajectories.records import StepRecord
+
+    record = make_record(steps=3, seed=12)
+    record.steps[1] = StepRecord(index=1, screen=1, action={"type": "answer", "text": "12.50"})
+    record.steps[2] = StepRecord(
+        index=2, screen=2, action={"type": "terminate", "status": "success"}
+    )
+    do_import_trajectory(project, record)
+    trajectories = Trajectory.objects.filter(project=project)
+    export_trajectories(trajectories, tmp_path / "sft", "stamp-sft")
+    export_trajectories(trajectories, tmp_path / "bench", "androtmem")
+    samples = [json.loads(line) for line in (tmp_path / "sft" / "train.jsonl").open()]
+    raw = [
+        {"task_id": record.uid, "step_index": i, "output": sample["messages"][-1]["content"]}
+        for i, sample in enumerate(samples)
+    ]
+    layout = [
+        act(record.uid, 0, "tap", x=60, y=120),
+        act(record.uid, 1, "finish", value="12.50"),
+        act(record.uid, 2, "terminate", value="success"),
+    ]
+    wrong = [*layout[:1], act(record.uid, 1, "finish", value="13"), layout[2]]
+    for lines, correct in ((raw, 1), (layout, 1), (wrong, 0)):
+        path = tmp_path / "pred.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        result = evaluate_files(tmp_path / "bench", path)
+        # A finish matches by type alone (AndroTMem): a wrong answer is a matched step.
+        assert (result["ams"], result["tcr"]) == (1.0, 1.0)
+        assert result["answers"] == {"tasks": 1, "correct": correct, "success_rate": correct}

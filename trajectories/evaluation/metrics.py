@@ -15,6 +15,10 @@ AndroTMem (its released scorer, which this module agrees with on the same files)
   source naming no step fails the task. The final step is the last one with an anchor whose
   content says "finish" or a finish action, else the last step.
 
+Task success: the agent's answer (the value of its last finish prediction that has one; a
+terminate reporting success or failure is no answer) against the gold answer with its grading
+rule.
+
 STAMP's M-Acc compares the memory predicted at a target's encode step with the target's
 value after normalising case, whitespace and number formats (1,234.50 = 1234.5): complete
 when the whole value appears, partial when some of its words do, else no match.
@@ -191,6 +195,22 @@ def memory_match(predicted: str | None, value: str) -> str:
     return "none"
 
 
+TERMINATE_STATUSES = ("success", "failure")
+
+
+def answer_of(action: dict[str, Any]) -> str | None:
+    """The answer a predicted action gives: the value of a finish (GUI-Owl's ``answer``), if
+    any. A ``terminate`` whose value is its status (success / failure: GUI-Owl's terminate)
+    says how the task ended, not what the answer is."""
+    kind = str(action.get("action", "")).lower().strip()
+    value = str(action.get("value") or "")
+    if action_type(kind) != "finish" or not value.strip():
+        return None
+    if kind == "terminate" and value.strip().lower() in TERMINATE_STATUSES:
+        return None
+    return value
+
+
 def answer_correct(answer: str | None, gold: str, rule: str) -> bool:
     if answer is None:
         return False
@@ -289,12 +309,9 @@ def evaluate(
             answer = None
             for step in steps:
                 prediction = predicted.get(str(step.get("step_index")))
-                if (
-                    prediction
-                    and prediction.action
-                    and action_type(prediction.action.get("action", "")) == "finish"
-                ):
-                    answer = str(prediction.action.get("value", ""))
+                given = answer_of(prediction.action) if prediction and prediction.action else None
+                if given is not None:
+                    answer = given
             answers["correct"] += answer_correct(
                 answer, task["gold_answer"], task.get("grading_rule", "exact")
             )

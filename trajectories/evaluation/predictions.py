@@ -85,9 +85,11 @@ def mobile_use_to_action(arguments: dict[str, Any], width: int, height: int) -> 
         action["action"] = BUTTONS.get(button, button)
     elif kind == "open":
         action.update(action="open_app", value=str(arguments.get("text", "")))
-    elif kind in ("answer", "terminate"):
-        value = arguments.get("text") if kind == "answer" else arguments.get("status")
-        action.update(action="finish", value=str(value or ""))
+    elif kind == "answer":
+        action.update(action="finish", value=str(arguments.get("text") or ""))
+    elif kind == "terminate":
+        # Scored as a finish (AndroTMem folds the alias), but its status is not an answer.
+        action.update(action="terminate", value=str(arguments.get("status") or ""))
     elif kind in ("key", "interact"):
         action.update(action="need_feedback" if kind == "interact" else "key")
         action["value"] = str(arguments.get("text", ""))
