@@ -208,6 +208,26 @@ def test_a_split_by_app_keeps_each_app_in_one_split(project, tmp_path):
     assert len(apps["train"] | apps["test"]) == 3
 
 
+def test_a_split_by_app_keeps_an_app_of_cross_app_tasks_in_one_split(project, tmp_path):
+    """Trajectories that share any app are kept together: shop is used alone and with notes."""
+    apps = [["com.shop", "com.notes"], ["com.shop"], ["com.notes", "com.mail"], ["com.maps"]]
+    apps += [["com.bank"], ["com.chat"]]
+    for seed, used in enumerate(apps):
+        record = make_record(steps=1, seed=seed)
+        record.task.uid = f"task-{seed}"
+        record.task.apps = used
+        do_import_trajectory(project, record)
+    for seed in range(8):
+        split = {"ratios": {"train": 1, "test": 1}, "by": "app", "seed": seed}
+        out = export(project, tmp_path, f"s{seed}", split=split)
+        used = {
+            n: {app for t in lines(out / f"{n}.jsonl") for app in t["apps"]}
+            for n in ("train", "test")
+        }
+        assert not used["train"] & used["test"], seed
+        assert len(used["train"] | used["test"]) == 6
+
+
 @pytest.mark.parametrize(
     ("split", "message"),
     [
