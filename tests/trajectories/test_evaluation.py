@@ -483,3 +483,21 @@ def test_the_answer_is_the_last_answer_not_the_terminate_after_it(project, tmp_p
         # A finish matches by type alone (AndroTMem): a wrong answer is a matched step.
         assert (result["ams"], result["tcr"]) == (1.0, 1.0)
         assert result["answers"] == {"tasks": 1, "correct": correct, "success_rate": correct}
+
+
+def test_a_tool_call_with_a_coordinate_that_is_no_number_is_a_malformed_line(tmp_path, benchmark):
+    def click(coordinate) -> dict:
+        call = {"name": "mobile_use", "arguments": {"action": "click", "coordinate": coordinate}}
+        return {
+            "task_id": "T1",
+            "step_index": 0,
+            "output": f"<tool_call>{json.dumps(call)}</tool_call>",
+        }
+
+    lines = [click([None, 5]), click([{"x": 1}, 2]), click("500,500"), click(["5O0", 500])]
+    result = score(tmp_path, benchmark, lines)
+    assert result["malformed"]["count"] == 4
+    assert {entry["reason"] for entry in result["malformed"]["lines"]} == {
+        "coordinate must be [x, y] numbers"
+    }
+    assert (result["tasks"], result["ams"]) == (1, 0.0)
