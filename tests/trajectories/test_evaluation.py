@@ -12,6 +12,7 @@ from trajectories.evaluation import evaluate_files
 from trajectories.formats import export_trajectories
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
+from trajectories.validation import InvalidData
 
 from .builders import make_record
 
@@ -501,3 +502,55 @@ def test_a_tool_call_with_a_coordinate_that_is_no_number_is_a_malformed_line(tmp
         "coordinate must be [x, y] numbers"
     }
     assert (result["tasks"], result["ams"]) == (1, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        ({"steps": "abc"}, "gt.jsonl line 1: steps: must be a list"),
+        ({"steps": [1]}, "gt.jsonl line 1: steps[0]: must be an object"),
+        ({"steps": [{"actionForm": {}}]}, "gt.jsonl line 1: steps[0]: no step_index"),
+        (
+            {"steps": [{"step_index": 0, "actionForm": "tap"}]},
+            "gt.jsonl line 1: steps[0].actionForm: must be an object",
+        ),
+        (
+            {"steps": [{"step_index": 0, "actionForm": {"action": "tap", "bbox": 5}}]},
+            "gt.jsonl line 1: steps[0].actionForm.bbox: must be [x_min, y_min, x_max, y_max]",
+        ),
+        (
+            {"steps": [{"step_index": 0, "width": "wide"}]},
+            "gt.jsonl line 1: steps[0].width: must be a positive integer",
+        ),
+        (
+            {"steps": [{"step_index": 0, "extra_info": {"links": ["x"]}}]},
+            "gt.jsonl line 1: steps[0].extra_info.links[0]: must be an object",
+        ),
+        (
+            {"steps": [{"step_index": 0, "extra_info": {"status": "x"}}]},
+            "gt.jsonl line 1: steps[0].extra_info.status: must be a list",
+        ),
+        (
+            {"steps": [{"step_index": 0, "links": [{"source": ["a"]}]}]},
+            "gt.jsonl line 1: steps[0].links[0].source: must be a string or a number",
+        ),
+        ({"steps": [], "memory_targets": "x"}, "gt.jsonl line 1: memory_targets: must be a list"),
+        (
+            {"steps": [], "memory_targets": [3]},
+            "gt.jsonl line 1: memory_targets[0]: must be an object",
+        ),
+        (
+            {"steps": [], "primary_intent": ["a"]},
+            "gt.jsonl line 1: primary_intent: must be a string",
+        ),
+        ({"steps": [], "apps": "com.a"}, "gt.jsonl line 1: apps: must be a list of strings"),
+        ({"steps": [], "gold_answer": 5}, "gt.jsonl line 1: gold_answer: must be a string"),
+    ],
+)
+def test_a_benchmark_that_is_not_androtmem_records_is_refused_by_place(tmp_path, task, message):
+    path = tmp_path / "gt.jsonl"
+    path.write_text(json.dumps({"task_id": "T", **task}) + "\n")
+    (tmp_path / "p.jsonl").write_text("")
+    with pytest.raises(InvalidData) as refused:
+        evaluate_files(path, tmp_path / "p.jsonl")
+    assert str(refused.value) == message
