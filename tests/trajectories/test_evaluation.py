@@ -129,6 +129,37 @@ def test_all_wrong_predictions(tmp_path, benchmark):
     result = score(tmp_path, benchmark, WRONG)
     assert (result["ams"], result["tcr"]) == (0.0, 0.0)
     assert result["answers"]["correct"] == 0
+    # No memory predicted at either encode step: both targets are no match.
+    assert result["memory"] == {"targets": 2, "complete": 0, "partial": 0, "none": 2, "m_acc": 0.0}
+
+
+def test_results_are_broken_down_by_length_bucket_of_ten_steps_in_order(tmp_path):
+    tasks = [
+        {
+            "task_id": f"L{length}",
+            "primary_intent": "Lookup",
+            "apps": ["com.a", "com.b"] if length == 9 else ["com.b"],
+            "steps": [{"step_index": i, "actionForm": {"action": "wait"}} for i in range(length)],
+        }
+        for length in (9, 10, 25, 100)
+    ]
+    path = tmp_path / "gt.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    # Every step of L9 and L25 right, the first of L10, none of L100.
+    lines = [act("L9", i, "wait") for i in range(9)] + [act("L25", i, "wait") for i in range(25)]
+    lines += [act("L10", 0, "wait"), act("L100", 0, "back")]
+    result = score(tmp_path, path, lines)
+    assert {
+        name: (g["tasks"], g["steps"], g["ams"]) for name, g in result["by_length"].items()
+    } == {
+        "0-9": (1, 9, 1.0),
+        "10-19": (1, 10, 0.1),
+        "20-29": (1, 25, 1.0),
+        "100-109": (1, 100, 0.0),
+    }
+    assert list(result["by_length"]) == ["0-9", "10-19", "20-29", "100-109"]
+    assert {name: g["tasks"] for name, g in result["by_app"].items()} == {"com.a": 1, "com.b": 4}
+    assert result["by_intent"]["Lookup"]["steps"] == 144
 
 
 @pytest.mark.parametrize(
