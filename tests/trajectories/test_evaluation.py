@@ -585,3 +585,23 @@ def test_a_benchmark_that_is_not_androtmem_records_is_refused_by_place(tmp_path,
     with pytest.raises(InvalidData) as refused:
         evaluate_files(path, tmp_path / "p.jsonl")
     assert str(refused.value) == message
+
+
+def test_steps_credited_as_correct_score_one_and_are_reported_apart(tmp_path, benchmark, capsys):
+    """AndroTMem's inference credits a step whose image was missing; its scorer counts it."""
+    lines = [
+        {"task_id": "T1", "step_index": 0, "credited_as_correct": True},
+        {
+            "task_id": "T1",
+            "step_index": 1,
+            "prediction": {"action": {}},
+            "credited_as_correct": True,
+        },
+        PERFECT[2],
+        {"task_id": "T2", "step_index": 0, "prediction": {"action": {}}},
+    ]
+    result = score(tmp_path, benchmark, lines)
+    assert (result["steps"], result["ams"], result["tcr"]) == (5, 0.6, 0.5)
+    assert result["credited_steps"] == 2
+    call_command("evaluate", benchmark=str(benchmark), predictions=str(tmp_path / "pred.jsonl"))
+    assert "steps credited as correct (image missing): 2" in capsys.readouterr().out

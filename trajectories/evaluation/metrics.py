@@ -9,7 +9,8 @@ AndroTMem (its released scorer, which this module agrees with on the same files)
   the same non-empty direction; open_app, wait, finish, home, back and capture_screen match
   by type alone; any other type scores 0. A prediction credited as correct scores 1.
 - AMS is the mean step score over every step of the evaluated tasks (those with at least
-  one prediction); a step without a prediction scores 0.
+  one prediction); a step without a prediction scores 0. Steps credited as correct (AndroTMem's
+  inference credits a step whose screenshot was missing) are counted apart.
 - TCR: a task succeeds when every step in the closure of its final completion step over
   critical links (``is_critical`` true, following ``source`` recursively) scored 1; a link
   source naming no step fails the task. The final step is the last one with an anchor whose
@@ -66,10 +67,12 @@ def inside_enlarged_bbox(x: Any, y: Any, bbox: Any) -> bool:
 
 
 def step_score(prediction: Prediction | None, step: dict[str, Any]) -> float:
-    if prediction is None or not prediction.action:
+    if prediction is None:
         return 0.0
-    if prediction.credited:
+    if prediction.credited:  # even with no action, as AndroTMem's scorer does
         return 1.0
+    if not prediction.action:
+        return 0.0
     predicted, truth = prediction.action, step.get("actionForm") or {}
     kind = action_type(truth.get("action", ""))
     if action_type(predicted.get("action", "")) != kind:
@@ -263,7 +266,7 @@ def evaluate(
     }
     memory = {"targets": 0, "complete": 0, "partial": 0, "none": 0}
     answers = {"tasks": 0, "correct": 0}
-    required_steps = failed_required = missing_sources = 0
+    required_steps = failed_required = missing_sources = credited = 0
     known = set()
     for task in tasks:
         task_id = str(task["task_id"])
@@ -276,6 +279,11 @@ def evaluate(
             str(s.get("step_index")): step_score(predicted.get(str(s.get("step_index"))), s)
             for s in steps
         }
+        credited += sum(
+            1
+            for s in steps
+            if (p := predicted.get(str(s.get("step_index")))) is not None and p.credited
+        )
         required, missing = critical_closure(steps)
         by_uid = {_step_uid(s): s for s in steps}
         failed = set(missing) | {
@@ -321,6 +329,7 @@ def evaluate(
         "required_steps": required_steps,
         "failed_required_steps": failed_required,
         "missing_link_sources": missing_sources,
+        "credited_steps": credited,
         "memory": {
             **memory,
             "m_acc": round(memory["complete"] / memory["targets"], 6)
