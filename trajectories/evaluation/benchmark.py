@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..validation import InvalidData
+from ..validation import InvalidData, check_grading_rule
 
 SUPPORTED = ("androtmem",)
 
@@ -69,6 +69,8 @@ def check_task(task: dict[str, Any], where: str) -> dict[str, Any]:
     for name in ("primary_intent", "gold_answer", "grading_rule"):
         if task.get(name) is not None and not isinstance(task[name], str):
             raise InvalidData(f"{where}: {name}: must be a string")
+    if task.get("grading_rule") is not None:
+        check_grading_rule(task["grading_rule"], f"{where}: grading_rule")
     apps = task.get("apps")
     if apps is not None and not (isinstance(apps, list) and all(isinstance(a, str) for a in apps)):
         raise InvalidData(f"{where}: apps: must be a list of strings")

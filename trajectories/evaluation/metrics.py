@@ -18,7 +18,7 @@ AndroTMem (its released scorer, which this module agrees with on the same files)
 
 Task success: the agent's answer (the value of its last finish prediction that has one; a
 terminate reporting success or failure is no answer) against the gold answer with its grading
-rule.
+rule, graded as the recorder and the virtual device grade it (``trajectories.grading``).
 
 STAMP's M-Acc compares the memory predicted at a target's encode step with the target's
 value after normalising case, whitespace and number formats (1,234.50 = 1234.5): complete
@@ -32,6 +32,7 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..grading import answer_matches
 from .judge import Judge
 from .predictions import Malformed, Prediction
 
@@ -215,14 +216,8 @@ def answer_of(action: dict[str, Any]) -> str | None:
 
 
 def answer_correct(answer: str | None, gold: str, rule: str) -> bool:
-    if answer is None:
-        return False
-    if rule == "regex":
-        try:
-            return re.fullmatch(gold, answer.strip(), re.IGNORECASE | re.S) is not None
-        except re.error:
-            return False
-    return normalise(answer) == normalise(gold)
+    """Graded as the recorder grades it (:func:`trajectories.grading.answer_matches`)."""
+    return answer is not None and answer_matches(rule, gold, answer)
 
 
 # ---------------------------------------------------------------- the whole evaluation
