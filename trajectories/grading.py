@@ -34,10 +34,7 @@ NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.[0-9]+)?")
 
 class UnknownGradingRule(ValueError):
     def __init__(self, rule: object) -> None:
-        super().__init__(
-            f"unknown grading rule {rule!r} (the rules are: {', '.join(GRADING_RULES)})"
-        )
-        self.rule = rule
+        super().__init__(f"unknown grading rule {rule!r} (known: {', '.join(GRADING_RULES)})")
 
 
 def number_of(text: str) -> float | None:
@@ -46,20 +43,14 @@ def number_of(text: str) -> float | None:
     return float(match.group(0).replace(",", "")) if match else None
 
 
-def check_grading_rule(rule: object) -> str:
-    """``rule`` if it is one of :data:`GRADING_RULES`, else :class:`UnknownGradingRule`."""
-    if rule not in GRADING_RULES:
-        raise UnknownGradingRule(rule)
-    return rule  # type: ignore[return-value]
-
-
 def answer_matches(rule: str, gold: str, answer: str) -> bool:
     """Whether ``answer`` is right for the gold answer ``gold`` under ``rule``.
 
     An unknown rule raises :class:`UnknownGradingRule`: a task whose rule cannot be applied
     is an error, not a wrong answer.
     """
-    check_grading_rule(rule)
+    if rule not in GRADING_RULES:
+        raise UnknownGradingRule(rule)
     answer = answer.strip(JS_WHITESPACE)
     if rule == "regex":
         try:

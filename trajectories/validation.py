@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .grading import GRADING_RULES
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
 
 
@@ -217,8 +218,6 @@ def check_anchor_link(
 
 
 def check_grading_rule(value: Any, where: str) -> str:
-    from .grading import GRADING_RULES
-
     if value not in GRADING_RULES:
         raise fail(where, f"unknown grading rule {value!r} (known: {', '.join(GRADING_RULES)})")
     return value

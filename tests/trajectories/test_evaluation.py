@@ -22,7 +22,7 @@ TASKS = [
         "primary_intent": "Lookup",
         "apps": ["com.a"],
         "gold_answer": "Done",
-        "grading_rule": "exact",
+        "grading_rule": "iexact",  # the perfect answers say "done " and "DONE"
         "memory_targets": [
             {"key": "price", "value": "1234.5", "encode_step": 0},
             {"key": "item", "value": "Blue Shirt", "encode_step": 1},
@@ -576,6 +576,11 @@ def test_a_tool_call_with_a_coordinate_that_is_no_number_is_a_malformed_line(tmp
         ),
         ({"steps": [], "apps": "com.a"}, "gt.jsonl line 1: apps: must be a list of strings"),
         ({"steps": [], "gold_answer": 5}, "gt.jsonl line 1: gold_answer: must be a string"),
+        (
+            {"steps": [], "gold_answer": "5", "grading_rule": "fuzzy"},
+            "gt.jsonl line 1: grading_rule: unknown grading rule 'fuzzy' "
+            "(known: exact, iexact, contains, number, regex)",
+        ),
     ],
 )
 def test_a_benchmark_that_is_not_androtmem_records_is_refused_by_place(tmp_path, task, message):
