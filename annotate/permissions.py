@@ -10,10 +10,19 @@
 
 from __future__ import annotations
 
-from trajectories.access import AccessDenied, access_project, access_trajectory, role_in
-from trajectories.models import Project, Role, Trajectory
+from django.db.models import Exists, OuterRef, Subquery
+from django.http import Http404
 
-from .models import Assignment
+from trajectories.access import (
+    AccessDenied,
+    access_project,
+    access_trajectory,
+    role_in,
+    trajectories_of,
+)
+from trajectories.models import LabelEdit, Membership, Project, Role, Trajectory
+
+from .models import Assignment, Proposal, ReviewComment
 
 VIEW, EDIT, REVIEW = "view", "edit", "review"
 RESOLVE = "resolve"  # a review comment: its annotators and reviewers
@@ -65,6 +74,44 @@ def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, 
         raise AccessDenied(
             "Only the trajectory's annotators, reviewers and admins resolve comments"
         )
+    return trajectory, role
+
+
+def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
+    """:func:`access_labels` for viewing, in one query instead of five: the user's role, and
+    whether the trajectory has assignees, review comments, proposals and label edits to undo
+    or redo, come with the trajectory. The page skips the queries for what it has none of.
+
+    Only for a page drawn right away: an edit changes these facts, so the edit views load the
+    trajectory with :func:`access_labels` and ask as they draw.
+    """
+    here = OuterRef("pk")
+    edits = LabelEdit.objects.filter(trajectory=here)
+    try:
+        trajectory = (
+            trajectories_of(user)
+            .select_related("project", "task", "recorded_by")
+            .annotate(
+                viewer_role=Subquery(
+                    Membership.objects.filter(
+                        project=OuterRef("project_id"), user_id=user.pk
+                    ).values("role")[:1]
+                ),
+                has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
+                has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
+                has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
+                can_undo=Exists(edits.filter(undone=False)),
+                can_redo=Exists(edits.filter(undone=True)),
+            )
+            .get(pk=trajectory_id)
+        )
+    except (Trajectory.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such trajectory") from None
+    known = trajectory.__dict__
+    if not trajectory.has_assignees:
+        known["_assignees"] = frozenset()
+    known["_undo_state"] = {"can_undo": trajectory.can_undo, "can_redo": trajectory.can_redo}
+    role = Role.ADMIN if user.is_superuser else trajectory.viewer_role
     return trajectory, role
 
 

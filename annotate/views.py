@@ -30,7 +30,14 @@ from trajectories.validation import InvalidData
 from . import services as s
 from .agreement import project_agreement
 from .models import Assignment, Proposal, ProposalStatus, ReviewComment
-from .permissions import EDIT, RESOLVE, REVIEW, VIEW, access_assignments, access_labels
+from .permissions import (
+    EDIT,
+    RESOLVE,
+    REVIEW,
+    access_assignments,
+    access_labels,
+    access_workspace_page,
+)
 from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
@@ -307,7 +314,7 @@ def _render(request, trajectory, role, index, template, *, status=200, **extra) 
 @login_required
 @require_GET
 def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
-    trajectory, role = access_labels(request.user, trajectory_id, VIEW)
+    trajectory, role = access_workspace_page(request.user, trajectory_id)
     index = _selected(request, trajectory)
     if request.htmx and not request.htmx.history_restore_request:
         response = _render(request, trajectory, role, index, "annotate/_main.html")

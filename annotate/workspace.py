@@ -246,8 +246,14 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         }
         for x in AnchorLink.objects.filter(source__trajectory=trajectory).order_by("id")
     ]
-    comments = list(
-        ReviewComment.objects.filter(trajectory=trajectory).select_related("author", "resolved_by")
+    comments = (
+        []
+        if trajectory.__dict__.get("has_comments") is False  # known to have none
+        else list(
+            ReviewComment.objects.filter(trajectory=trajectory).select_related(
+                "author", "resolved_by"
+            )
+        )
     )
     history = list(
         AuditEvent.objects.filter(trajectory=trajectory).select_related("actor")[:HISTORY_SIZE]
@@ -301,7 +307,11 @@ PART_NAMES = {"subgoals": "subgoal", "memory_targets": "memory target", "anchors
 def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     """The newest proposal with items still to decide (or the newest failed one), as a track
     of proposed subgoals and a list of pending items; the items on step ``index`` first."""
-    proposals = list(Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id"))
+    proposals = (
+        []
+        if trajectory.__dict__.get("has_proposals") is False  # known to have none
+        else list(Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id"))
+    )
     open_ = next(
         (
             p

@@ -294,6 +294,11 @@ def forget_undo(trajectory: Trajectory) -> None:
 
 
 def undo_state(trajectory: Trajectory) -> dict[str, bool]:
+    """Whether the trajectory has a label edit to undo, and one to redo (as loaded with the
+    trajectory by ``annotate.permissions.access_workspace_page``, else one query)."""
+    known = trajectory.__dict__.get("_undo_state")
+    if known is not None:
+        return dict(known)
     counts = dict(
         LabelEdit.objects.filter(trajectory=trajectory)
         .values_list("undone")

@@ -77,7 +77,12 @@ class Difficulty(models.TextChoices):
 
 
 class GradingRule(models.TextChoices):
+    """How an answer is graded against the gold answer: ``trajectories.grading``."""
+
     EXACT = "exact", "Exact match"
+    IEXACT = "iexact", "Exact match ignoring case"
+    CONTAINS = "contains", "Contains the gold answer"
+    NUMBER = "number", "Same number"
     REGEX = "regex", "Regular expression"
 
 
@@ -101,7 +106,13 @@ class Task(models.Model):
 
     class Meta:
         ordering = ["id"]
-        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="task_unique_uid")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "uid"], name="task_unique_uid"),
+            models.CheckConstraint(
+                condition=models.Q(grading_rule__in=GradingRule.values),
+                name="task_grading_rule_valid",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.goal[:80]

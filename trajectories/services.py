@@ -28,7 +28,14 @@ from .models import (
     Trajectory,
 )
 from .records import TaskRecord, TrajectoryRecord
-from .validation import InvalidData, check_choice, check_trajectory_record, fail, field_at
+from .validation import (
+    InvalidData,
+    check_choice,
+    check_grading_rule,
+    check_trajectory_record,
+    fail,
+    field_at,
+)
 
 COPIED_FROM = "copied_from"  # metadata key: {"id": original uid, "project": its project's name}
 
@@ -157,6 +164,7 @@ def do_remove_membership(project: Project, user, actor) -> None:
 
 
 def get_or_create_task(project: Project, record: TaskRecord) -> Task:
+    check_grading_rule(record.grading_rule, "task.grading_rule")
     task, _ = Task.objects.get_or_create(
         project=project,
         uid=record.uid,

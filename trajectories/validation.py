@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .grading import GRADING_RULES
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
 
 
@@ -216,6 +217,12 @@ def check_anchor_link(
         raise fail(where, f"anchor {source!r} links to itself")
 
 
+def check_grading_rule(value: Any, where: str) -> str:
+    if value not in GRADING_RULES:
+        raise fail(where, f"unknown grading rule {value!r} (known: {', '.join(GRADING_RULES)})")
+    return value
+
+
 def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
     allowed = list(choices)
     if value not in allowed:
@@ -264,7 +271,7 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
 
     ``record`` is a :class:`trajectories.records.TrajectoryRecord`.
     """
-    from .models import Difficulty, GradingRule, Intent, Outcome, Source, Status
+    from .models import Difficulty, Intent, Outcome, Source, Status
 
     task = record.task
     _str(task.uid, field_at(where, "task.uid"))
@@ -273,7 +280,7 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
         check_choice(task.intent, Intent.values, field_at(where, "task.intent"))
     if task.difficulty:
         check_choice(task.difficulty, Difficulty.values, field_at(where, "task.difficulty"))
-    check_choice(task.grading_rule, GradingRule.values, field_at(where, "task.grading_rule"))
+    check_grading_rule(task.grading_rule, field_at(where, "task.grading_rule"))
     check_choice(record.source, Source.values, field_at(where, "source"))
     check_choice(record.status, Status.values, field_at(where, "status"))
     check_choice(record.outcome, Outcome.values, field_at(where, "outcome"))

@@ -23,6 +23,7 @@ from django.utils import timezone
 from trajectories import events, label_edits
 from trajectories.blobs import put_blobs, read_blob
 from trajectories.edits import RECORDING, bump, forget_undo, lock_row, update_metadata
+from trajectories.grading import answer_matches
 from trajectories.labels import memory_target_dict
 from trajectories.models import (
     ActionType,
@@ -492,16 +493,8 @@ def grade_answer(trajectory: Trajectory, answer: str) -> dict[str, Any] | None:
     task = trajectory.task
     if not task.gold_answer:
         return None
-    from devices.virtual import grade
-
-    rule = task.grading_rule
-    if rule == "regex":
-        import re
-
-        correct = re.fullmatch(task.gold_answer, answer.strip()) is not None
-    else:
-        correct = grade(rule, task.gold_answer, answer)
-    return {"correct": correct, "by": f"gold answer ({rule})"}
+    correct = answer_matches(task.grading_rule, task.gold_answer, answer)
+    return {"correct": correct, "by": f"gold answer ({task.grading_rule})"}
 
 
 def do_finish_recording(
@@ -762,7 +755,7 @@ def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
         goal=item["instruction"],
         apps=item.get("apps", []),
         gold_answer=item["gold"],
-        grading_rule="exact",
+        grading_rule=item.get("rule", "exact"),
         memory_items=[{"key": ref, "where": "virtual device"} for ref in item["variables"]],
     )
 

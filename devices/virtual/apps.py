@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import string
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from trajectories.grading import answer_matches, number_of
+
 APPS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "virtual_apps"
 ANSWER_PACKAGE = "com.waypoint.answers"
+# The rules the Answers page grades by (its grade() knows no regex).
 GRADING_RULES = ("exact", "iexact", "number", "contains")
 
 
@@ -160,24 +162,15 @@ def generate_value(spec: dict, rng: random.Random) -> str:
     raise ManifestError(f"unknown variable kind {kind!r}")
 
 
-def number_of(text: str) -> float | None:
-    match = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
-    return float(match.group(0).replace(",", "")) if match else None
-
-
 def grade(rule: str, gold: str, answer: str) -> bool:
-    """Must agree with ``grade()`` in the answers page (fixtures/virtual_apps/answers)."""
-    answer, gold = answer.strip(), gold.strip()
-    if rule == "exact":
-        return answer == gold
-    if rule == "iexact":
-        return answer.casefold() == gold.casefold()
-    if rule == "contains":
-        return gold.casefold() in answer.casefold()
-    if rule == "number":
-        a, g = number_of(answer), number_of(gold)
-        return a is not None and g is not None and abs(a - g) < 0.005
-    raise ManifestError(f"unknown grading rule {rule!r}")
+    """Waypoint's grading (:func:`trajectories.grading.answer_matches`) for the rules the
+    Answers page knows; it must agree with ``grade()`` there (fixtures/virtual_apps/answers)."""
+    if rule not in GRADING_RULES:
+        raise ManifestError(
+            f"unknown grading rule {rule!r} (the Answers page grades by: "
+            f"{', '.join(GRADING_RULES)})"
+        )
+    return answer_matches(rule, gold, answer)
 
 
 def _gold(spec: dict, variables: dict[str, Variable], where: str) -> tuple[str, list[str]]:

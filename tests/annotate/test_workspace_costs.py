@@ -14,9 +14,12 @@ from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
 
-# session, user, trajectory (project, task), role, subgoals, memory targets, anchors, links,
-# comments, history, assignees, undo stack, proposals, steps (the selected one among them)
-FULL_PAGE_QUERIES = 14
+# session, user, the trajectory (with its project, task, the user's role, and whether it has
+# assignees, comments, proposals and edits to undo or redo), subgoals, memory targets, anchors,
+# links, history, steps (the selected one among them); then one query each for the assignees,
+# the comments and the proposals when it has any.
+BARE_PAGE_QUERIES = 9
+FULL_PAGE_QUERIES = BARE_PAGE_QUERIES + 3
 
 
 def workspace_queries(client, trajectory, **headers) -> int:
@@ -30,9 +33,31 @@ def workspace_queries(client, trajectory, **headers) -> int:
 
 def test_an_assigned_annotator_asks_for_the_assignees_once(client, blank, bob):
     client.force_login(bob)
-    assert workspace_queries(client, blank) == FULL_PAGE_QUERIES
+    assert workspace_queries(client, blank) == BARE_PAGE_QUERIES + 1
     # Switching steps re-renders the panels only: no filmstrip, the selected step on its own.
-    assert workspace_queries(client, blank, **{"HX-Request": "true"}) == FULL_PAGE_QUERIES
+    assert workspace_queries(client, blank, **{"HX-Request": "true"}) == BARE_PAGE_QUERIES + 1
+
+
+def test_the_page_asks_only_for_the_kinds_of_things_the_trajectory_has(client, project, alice, bob):
+    trajectory, _ = do_import_trajectory(project, blank_record(steps=4, seed=33))
+    client.force_login(alice)
+    url = f"/trajectories/{trajectory.pk}/workspace/?step=1"
+    assert workspace_queries(client, trajectory) == BARE_PAGE_QUERIES
+    html = client.get(url).content.decode()
+    assert 'id="ws-undo" disabled' in html and 'id="ws-redo" disabled' in html
+    # Each kind it gains is read, and shown, from then on.
+    trajectory.refresh_from_db()
+    label_edits.do_add_anchor(
+        trajectory, alice, trajectory.version, step=1, type="context_info", content="kept"
+    )
+    s.do_comment(trajectory, alice, 1, "check the price on step 1")
+    assert workspace_queries(client, trajectory) == BARE_PAGE_QUERIES + 1
+    html = client.get(url).content.decode()
+    assert "check the price on step 1" in html
+    assert 'id="ws-undo" disabled' not in html and 'id="ws-redo" disabled' in html
+    s.do_assign(trajectory, bob, alice)  # an admin needs no assignees to edit; bob does
+    client.force_login(bob)
+    assert workspace_queries(client, trajectory) == BARE_PAGE_QUERIES + 2
 
 
 def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, bob):
@@ -40,6 +65,7 @@ def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, b
     many, _ = do_import_trajectory(project, blank_record(steps=12, seed=32))
     for t in (few, many):
         s.do_assign(t, bob, alice)
+    s.do_comment(few, alice, 0, "one comment")  # both have comments: one, or six
     for n in range(6):  # subgoals, anchors, memory, comments and history on one of them
         many.refresh_from_db()
         label_edits.do_split_subgoal(many, bob, many.version, n * 2)

@@ -304,6 +304,11 @@ def test_finishing_on_the_virtual_device_grades_the_answer(
     lease = do_take_device(device.serial, adb_servers[0], alice)
     tasks = do_import_virtual_tasks(project, connect(device.serial))
     assert len(tasks) == len(virtual_device.catalog.tasks)
+    # Each keeps the rule the device grades it by, so the evaluator grades it the same way.
+    assert {t.uid.split(":")[1]: t.grading_rule for t in tasks} == {
+        t.id: t.rule for t in virtual_device.catalog.tasks
+    }
+    assert {t.grading_rule for t in tasks} >= {"exact", "iexact", "number"}
     task = next(t for t in tasks if t.uid.startswith("virtual:freshcart-order-number:"))
     gold = virtual_device.catalog.task("freshcart-order-number").gold
     assert task.gold_answer == gold

@@ -33,7 +33,9 @@ def test_a_select_swapped_in_a_moment_ago_sends_its_change(browser, live_server)
     page.fill("input[name=username]", "charlie")
     page.click(".member-add button")
     assert eventually(
-        lambda: dict(project.memberships.values_list("user__username", "role"))
-        == {"alice": "admin", "bob": "reviewer", "charlie": "annotator"}
+        lambda: (
+            dict(project.memberships.values_list("user__username", "role"))
+            == {"alice": "admin", "bob": "reviewer", "charlie": "annotator"}
+        )
     )
     assert page.errors == []

@@ -208,6 +208,26 @@ def test_a_split_by_app_keeps_each_app_in_one_split(project, tmp_path):
     assert len(apps["train"] | apps["test"]) == 3
 
 
+def test_a_split_by_app_keeps_an_app_of_cross_app_tasks_in_one_split(project, tmp_path):
+    """Trajectories that share any app are kept together: shop is used alone and with notes."""
+    apps = [["com.shop", "com.notes"], ["com.shop"], ["com.notes", "com.mail"], ["com.maps"]]
+    apps += [["com.bank"], ["com.chat"]]
+    for seed, used in enumerate(apps):
+        record = make_record(steps=1, seed=seed)
+        record.task.uid = f"task-{seed}"
+        record.task.apps = used
+        do_import_trajectory(project, record)
+    for seed in range(8):
+        split = {"ratios": {"train": 1, "test": 1}, "by": "app", "seed": seed}
+        out = export(project, tmp_path, f"s{seed}", split=split)
+        used = {
+            n: {app for t in lines(out / f"{n}.jsonl") for app in t["apps"]}
+            for n in ("train", "test")
+        }
+        assert not used["train"] & used["test"], seed
+        assert len(used["train"] | used["test"]) == 6
+
+
 @pytest.mark.parametrize(
     ("split", "message"),
     [
@@ -247,3 +267,42 @@ def test_it_loads_with_hugging_face_datasets(project, tmp_path):
     )["test"]
     assert len(loaded) == 2
     assert all((out / s["image_name"]).is_file() for task in loaded for s in task["steps"])
+
+
+def test_anchor_ids_that_look_like_step_indexes_still_lead_the_scorer_to_their_step(
+    project, tmp_path
+):
+    """AndroTMem's scorer finds a link's source among step indexes and anchor ids alike: an
+    anchor named "1" on step 0 must not be taken for step 1."""
+    from trajectories.evaluation import evaluate_files
+
+    record = make_record(steps=3, seed=20)
+    record.anchors[0]["id"], record.anchors[1]["id"] = "1", "2"
+    record.anchor_links = [{"source": "1", "target": "2", "relation": "enables", "critical": True}]
+    do_import_trajectory(project, record)
+    out = export(project, tmp_path)
+    [task] = lines(out / "test.jsonl")
+    assert [a["id"] for s in task["steps"] for a in s["extra_info"]["status"]] == [
+        "anchor:1",
+        "anchor:2",
+    ]
+    assert task["steps"][2]["extra_info"]["links"] == [
+        {"source": "anchor:1", "target": "anchor:2", "type": "enables", "is_critical": True}
+    ]
+    # Step 1 is wrong but outside the critical chain (step 0 -> step 2): the task completes.
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": record.uid,
+                    "step_index": i,
+                    "prediction": {"action": {"action": "tap", "x": x, "y": 120}},
+                }
+            )
+            + "\n"
+            for i, x in ((0, 60), (1, 500), (2, 60))
+        )
+    )
+    result = evaluate_files(out, predictions)
+    assert (result["ams"], result["tcr"]) == (pytest.approx(2 / 3), 1.0)

@@ -12,6 +12,7 @@ from trajectories.evaluation import evaluate_files
 from trajectories.formats import export_trajectories
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
+from trajectories.validation import InvalidData
 
 from .builders import make_record
 
@@ -21,7 +22,7 @@ TASKS = [
         "primary_intent": "Lookup",
         "apps": ["com.a"],
         "gold_answer": "Done",
-        "grading_rule": "exact",
+        "grading_rule": "iexact",  # the perfect answers say "done " and "DONE"
         "memory_targets": [
             {"key": "price", "value": "1234.5", "encode_step": 0},
             {"key": "item", "value": "Blue Shirt", "encode_step": 1},
@@ -128,6 +129,37 @@ def test_all_wrong_predictions(tmp_path, benchmark):
     result = score(tmp_path, benchmark, WRONG)
     assert (result["ams"], result["tcr"]) == (0.0, 0.0)
     assert result["answers"]["correct"] == 0
+    # No memory predicted at either encode step: both targets are no match.
+    assert result["memory"] == {"targets": 2, "complete": 0, "partial": 0, "none": 2, "m_acc": 0.0}
+
+
+def test_results_are_broken_down_by_length_bucket_of_ten_steps_in_order(tmp_path):
+    tasks = [
+        {
+            "task_id": f"L{length}",
+            "primary_intent": "Lookup",
+            "apps": ["com.a", "com.b"] if length == 9 else ["com.b"],
+            "steps": [{"step_index": i, "actionForm": {"action": "wait"}} for i in range(length)],
+        }
+        for length in (9, 10, 25, 100)
+    ]
+    path = tmp_path / "gt.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    # Every step of L9 and L25 right, the first of L10, none of L100.
+    lines = [act("L9", i, "wait") for i in range(9)] + [act("L25", i, "wait") for i in range(25)]
+    lines += [act("L10", 0, "wait"), act("L100", 0, "back")]
+    result = score(tmp_path, path, lines)
+    assert {
+        name: (g["tasks"], g["steps"], g["ams"]) for name, g in result["by_length"].items()
+    } == {
+        "0-9": (1, 9, 1.0),
+        "10-19": (1, 10, 0.1),
+        "20-29": (1, 25, 1.0),
+        "100-109": (1, 100, 0.0),
+    }
+    assert list(result["by_length"]) == ["0-9", "10-19", "20-29", "100-109"]
+    assert {name: g["tasks"] for name, g in result["by_app"].items()} == {"com.a": 1, "com.b": 4}
+    assert result["by_intent"]["Lookup"]["steps"] == 144
 
 
 @pytest.mark.parametrize(
@@ -448,3 +480,133 @@ def test_the_api_scores_against_an_uploaded_ground_truth_file(project, alice, be
         response = post(**files)
         assert response.status_code == 422
         assert response.json() == {"detail": message}
+
+
+@pytest.mark.django_db
+def test_the_answer_is_the_last_answer_not_the_terminate_after_it(project, tmp_path):
+    """A recording ends with an answer step then a terminate step; the terminate's status
+    ("success") is not the agent's answer."""
+    from trajectories.records import StepRecord
+
+    record = make_record(steps=3, seed=12)
+    record.steps[1] = StepRecord(index=1, screen=1, action={"type": "answer", "text": "12.50"})
+    record.steps[2] = StepRecord(
+        index=2, screen=2, action={"type": "terminate", "status": "success"}
+    )
+    do_import_trajectory(project, record)
+    trajectories = Trajectory.objects.filter(project=project)
+    export_trajectories(trajectories, tmp_path / "sft", "stamp-sft")
+    export_trajectories(trajectories, tmp_path / "bench", "androtmem")
+    samples = [json.loads(line) for line in (tmp_path / "sft" / "train.jsonl").open()]
+    raw = [
+        {"task_id": record.uid, "step_index": i, "output": sample["messages"][-1]["content"]}
+        for i, sample in enumerate(samples)
+    ]
+    layout = [
+        act(record.uid, 0, "tap", x=60, y=120),
+        act(record.uid, 1, "finish", value="12.50"),
+        act(record.uid, 2, "terminate", value="success"),
+    ]
+    wrong = [*layout[:1], act(record.uid, 1, "finish", value="13"), layout[2]]
+    for lines, correct in ((raw, 1), (layout, 1), (wrong, 0)):
+        path = tmp_path / "pred.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        result = evaluate_files(tmp_path / "bench", path)
+        # A finish matches by type alone (AndroTMem): a wrong answer is a matched step.
+        assert (result["ams"], result["tcr"]) == (1.0, 1.0)
+        assert result["answers"] == {"tasks": 1, "correct": correct, "success_rate": correct}
+
+
+def test_a_tool_call_with_a_coordinate_that_is_no_number_is_a_malformed_line(tmp_path, benchmark):
+    def click(coordinate) -> dict:
+        call = {"name": "mobile_use", "arguments": {"action": "click", "coordinate": coordinate}}
+        return {
+            "task_id": "T1",
+            "step_index": 0,
+            "output": f"<tool_call>{json.dumps(call)}</tool_call>",
+        }
+
+    lines = [click([None, 5]), click([{"x": 1}, 2]), click("500,500"), click(["5O0", 500])]
+    result = score(tmp_path, benchmark, lines)
+    assert result["malformed"]["count"] == 4
+    assert {entry["reason"] for entry in result["malformed"]["lines"]} == {
+        "coordinate must be [x, y] numbers"
+    }
+    assert (result["tasks"], result["ams"]) == (1, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        ({"steps": "abc"}, "gt.jsonl line 1: steps: must be a list"),
+        ({"steps": [1]}, "gt.jsonl line 1: steps[0]: must be an object"),
+        ({"steps": [{"actionForm": {}}]}, "gt.jsonl line 1: steps[0]: no step_index"),
+        (
+            {"steps": [{"step_index": 0, "actionForm": "tap"}]},
+            "gt.jsonl line 1: steps[0].actionForm: must be an object",
+        ),
+        (
+            {"steps": [{"step_index": 0, "actionForm": {"action": "tap", "bbox": 5}}]},
+            "gt.jsonl line 1: steps[0].actionForm.bbox: must be [x_min, y_min, x_max, y_max]",
+        ),
+        (
+            {"steps": [{"step_index": 0, "width": "wide"}]},
+            "gt.jsonl line 1: steps[0].width: must be a positive integer",
+        ),
+        (
+            {"steps": [{"step_index": 0, "extra_info": {"links": ["x"]}}]},
+            "gt.jsonl line 1: steps[0].extra_info.links[0]: must be an object",
+        ),
+        (
+            {"steps": [{"step_index": 0, "extra_info": {"status": "x"}}]},
+            "gt.jsonl line 1: steps[0].extra_info.status: must be a list",
+        ),
+        (
+            {"steps": [{"step_index": 0, "links": [{"source": ["a"]}]}]},
+            "gt.jsonl line 1: steps[0].links[0].source: must be a string or a number",
+        ),
+        ({"steps": [], "memory_targets": "x"}, "gt.jsonl line 1: memory_targets: must be a list"),
+        (
+            {"steps": [], "memory_targets": [3]},
+            "gt.jsonl line 1: memory_targets[0]: must be an object",
+        ),
+        (
+            {"steps": [], "primary_intent": ["a"]},
+            "gt.jsonl line 1: primary_intent: must be a string",
+        ),
+        ({"steps": [], "apps": "com.a"}, "gt.jsonl line 1: apps: must be a list of strings"),
+        ({"steps": [], "gold_answer": 5}, "gt.jsonl line 1: gold_answer: must be a string"),
+        (
+            {"steps": [], "gold_answer": "5", "grading_rule": "fuzzy"},
+            "gt.jsonl line 1: grading_rule: unknown grading rule 'fuzzy' "
+            "(known: exact, iexact, contains, number, regex)",
+        ),
+    ],
+)
+def test_a_benchmark_that_is_not_androtmem_records_is_refused_by_place(tmp_path, task, message):
+    path = tmp_path / "gt.jsonl"
+    path.write_text(json.dumps({"task_id": "T", **task}) + "\n")
+    (tmp_path / "p.jsonl").write_text("")
+    with pytest.raises(InvalidData) as refused:
+        evaluate_files(path, tmp_path / "p.jsonl")
+    assert str(refused.value) == message
+
+
+def test_steps_credited_as_correct_score_one_and_are_reported_apart(tmp_path, benchmark, capsys):
+    """AndroTMem's inference credits a step whose image was missing; its scorer counts it."""
+    lines = [
+        {"task_id": "T1", "step_index": 0, "credited_as_correct": True},
+        {
+            "task_id": "T1",
+            "step_index": 1,
+            "prediction": {"action": {}},
+            "credited_as_correct": True,
+        },
+        PERFECT[2],
+        {"task_id": "T2", "step_index": 0, "prediction": {"action": {}}},
+    ]
+    result = score(tmp_path, benchmark, lines)
+    assert (result["steps"], result["ams"], result["tcr"]) == (5, 0.6, 0.5)
+    assert result["credited_steps"] == 2
+    call_command("evaluate", benchmark=str(benchmark), predictions=str(tmp_path / "pred.jsonl"))
+    assert "steps credited as correct (image missing): 2" in capsys.readouterr().out

@@ -9,11 +9,16 @@ AndroTMem (its released scorer, which this module agrees with on the same files)
   the same non-empty direction; open_app, wait, finish, home, back and capture_screen match
   by type alone; any other type scores 0. A prediction credited as correct scores 1.
 - AMS is the mean step score over every step of the evaluated tasks (those with at least
-  one prediction); a step without a prediction scores 0.
+  one prediction); a step without a prediction scores 0. Steps credited as correct (AndroTMem's
+  inference credits a step whose screenshot was missing) are counted apart.
 - TCR: a task succeeds when every step in the closure of its final completion step over
   critical links (``is_critical`` true, following ``source`` recursively) scored 1; a link
   source naming no step fails the task. The final step is the last one with an anchor whose
   content says "finish" or a finish action, else the last step.
+
+Task success: the agent's answer (the value of its last finish prediction that has one; a
+terminate reporting success or failure is no answer) against the gold answer with its grading
+rule, graded as the recorder and the virtual device grade it (``trajectories.grading``).
 
 STAMP's M-Acc compares the memory predicted at a target's encode step with the target's
 value after normalising case, whitespace and number formats (1,234.50 = 1234.5): complete
@@ -27,6 +32,7 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..grading import answer_matches
 from .judge import Judge
 from .predictions import Malformed, Prediction
 
@@ -62,10 +68,12 @@ def inside_enlarged_bbox(x: Any, y: Any, bbox: Any) -> bool:
 
 
 def step_score(prediction: Prediction | None, step: dict[str, Any]) -> float:
-    if prediction is None or not prediction.action:
+    if prediction is None:
         return 0.0
-    if prediction.credited:
+    if prediction.credited:  # even with no action, as AndroTMem's scorer does
         return 1.0
+    if not prediction.action:
+        return 0.0
     predicted, truth = prediction.action, step.get("actionForm") or {}
     kind = action_type(truth.get("action", ""))
     if action_type(predicted.get("action", "")) != kind:
@@ -191,15 +199,25 @@ def memory_match(predicted: str | None, value: str) -> str:
     return "none"
 
 
+TERMINATE_STATUSES = ("success", "failure")
+
+
+def answer_of(action: dict[str, Any]) -> str | None:
+    """The answer a predicted action gives: the value of a finish (GUI-Owl's ``answer``), if
+    any. A ``terminate`` whose value is its status (success / failure: GUI-Owl's terminate)
+    says how the task ended, not what the answer is."""
+    kind = str(action.get("action", "")).lower().strip()
+    value = str(action.get("value") or "")
+    if action_type(kind) != "finish" or not value.strip():
+        return None
+    if kind == "terminate" and value.strip().lower() in TERMINATE_STATUSES:
+        return None
+    return value
+
+
 def answer_correct(answer: str | None, gold: str, rule: str) -> bool:
-    if answer is None:
-        return False
-    if rule == "regex":
-        try:
-            return re.fullmatch(gold, answer.strip(), re.IGNORECASE | re.S) is not None
-        except re.error:
-            return False
-    return normalise(answer) == normalise(gold)
+    """Graded as the recorder grades it (:func:`trajectories.grading.answer_matches`)."""
+    return answer is not None and answer_matches(rule, gold, answer)
 
 
 # ---------------------------------------------------------------- the whole evaluation
@@ -243,7 +261,7 @@ def evaluate(
     }
     memory = {"targets": 0, "complete": 0, "partial": 0, "none": 0}
     answers = {"tasks": 0, "correct": 0}
-    required_steps = failed_required = missing_sources = 0
+    required_steps = failed_required = missing_sources = credited = 0
     known = set()
     for task in tasks:
         task_id = str(task["task_id"])
@@ -256,6 +274,11 @@ def evaluate(
             str(s.get("step_index")): step_score(predicted.get(str(s.get("step_index"))), s)
             for s in steps
         }
+        credited += sum(
+            1
+            for s in steps
+            if (p := predicted.get(str(s.get("step_index")))) is not None and p.credited
+        )
         required, missing = critical_closure(steps)
         by_uid = {_step_uid(s): s for s in steps}
         failed = set(missing) | {
@@ -289,12 +312,9 @@ def evaluate(
             answer = None
             for step in steps:
                 prediction = predicted.get(str(step.get("step_index")))
-                if (
-                    prediction
-                    and prediction.action
-                    and action_type(prediction.action.get("action", "")) == "finish"
-                ):
-                    answer = str(prediction.action.get("value", ""))
+                given = answer_of(prediction.action) if prediction and prediction.action else None
+                if given is not None:
+                    answer = given
             answers["correct"] += answer_correct(
                 answer, task["gold_answer"], task.get("grading_rule", "exact")
             )
@@ -304,6 +324,7 @@ def evaluate(
         "required_steps": required_steps,
         "failed_required_steps": failed_required,
         "missing_link_sources": missing_sources,
+        "credited_steps": credited,
         "memory": {
             **memory,
             "m_acc": round(memory["complete"] / memory["targets"], 6)

@@ -54,9 +54,12 @@ class Malformed:
 
 
 def _scale(point: Any, width: int, height: int) -> tuple[float, float]:
-    if not isinstance(point, list | tuple) or len(point) < 2:
-        raise ValueError("coordinate must be [x, y]")
-    x, y = float(point[0]), float(point[1])
+    try:
+        if not isinstance(point, list | tuple) or len(point) < 2:
+            raise TypeError
+        x, y = float(point[0]), float(point[1])
+    except (TypeError, ValueError):
+        raise ValueError("coordinate must be [x, y] numbers") from None
     return x * width / 1000, y * height / 1000
 
 
@@ -85,9 +88,11 @@ def mobile_use_to_action(arguments: dict[str, Any], width: int, height: int) -> 
         action["action"] = BUTTONS.get(button, button)
     elif kind == "open":
         action.update(action="open_app", value=str(arguments.get("text", "")))
-    elif kind in ("answer", "terminate"):
-        value = arguments.get("text") if kind == "answer" else arguments.get("status")
-        action.update(action="finish", value=str(value or ""))
+    elif kind == "answer":
+        action.update(action="finish", value=str(arguments.get("text") or ""))
+    elif kind == "terminate":
+        # Scored as a finish (AndroTMem folds the alias), but its status is not an answer.
+        action.update(action="terminate", value=str(arguments.get("status") or ""))
     elif kind in ("key", "interact"):
         action.update(action="need_feedback" if kind == "interact" else "key")
         action["value"] = str(arguments.get("text", ""))

@@ -11,6 +11,10 @@ Beside what AndroTMem reads, each record carries what Waypoint's evaluator also 
 screenshot size of each step (to place GUI-Owl's 0-1000 predictions), the memory targets
 (M-Acc) and the gold answer with its grading rule (task success).
 
+The scorer finds a link's ``source`` among every step's aliases (its index, its ``step_id``)
+and anchor ids alike; when an anchor id of a record is also a step alias (an imported anchor
+named ``1``, say), every anchor id of that record is written as ``anchor:<id>``.
+
 The scorer finds the final completion step by an anchor whose content contains "finish" (in
 any case); a Waypoint ``finish`` anchor whose content does not say so gets ``finish: `` put in
 front. ``key`` and ``enter`` steps have no AndroTMem type: they keep their Waypoint name, and
@@ -108,6 +112,13 @@ def task_record(
     """The AndroTMem task record of a native record; ``image_of(blob)`` copies an image;
     ``memory_blocks`` (by step index) become each step's ``memory_block``."""
     task_id = record["id"]
+    step_aliases = {str(s["index"]) for s in record["steps"]}
+    step_aliases |= {f"{task_id}/{s['index']}" for s in record["steps"]}
+    qualify = any(a["id"] in step_aliases for a in record["anchors"])
+
+    def anchor_id(key: str) -> str:
+        return f"anchor:{key}" if qualify else key
+
     anchors_at: dict[int, list[dict]] = {}
     step_of_anchor = {}
     for anchor in record["anchors"]:
@@ -140,7 +151,7 @@ def task_record(
                 "extra_info": {
                     "status": [
                         {
-                            "id": a["id"],
+                            "id": anchor_id(a["id"]),
                             "type": a["type"],
                             "content": _finish_content(a),
                             "content_en": _finish_content(a),
@@ -152,8 +163,8 @@ def task_record(
                     ],
                     "links": [
                         {
-                            "source": link["source"],
-                            "target": link["target"],
+                            "source": anchor_id(link["source"]),
+                            "target": anchor_id(link["target"]),
                             "type": link["relation"],
                             "is_critical": link["critical"],
                         }

@@ -67,7 +67,8 @@ class Split:
     """How trajectories are divided: ``ratios`` by name, ``by`` trajectory, task or app.
 
     Grouped splits (by task or by app) keep every trajectory of a group in one split, so no
-    task (or app) is seen in two splits. The assignment depends only on the seed and the
+    task (or app) is seen in two splits; by app, trajectories that share any app are one group
+    (a cross-app task joins its apps). The assignment depends only on the seed and the
     trajectories' identities.
     """
 
@@ -113,13 +114,14 @@ class Split:
 
     def assign(self, trajectories: QuerySet[Trajectory]) -> dict[str, str]:
         """The split of every trajectory, by uid (one small row per trajectory in memory)."""
-        rows = trajectories.order_by("uid").values_list("uid", "task__uid", "task__apps")
+        rows = list(trajectories.order_by("uid").values_list("uid", "task__uid", "task__apps"))
+        group_of_app = _app_groups(apps for _, _, apps in rows) if self.by == "app" else {}
         groups: dict[str, list[str]] = {}
         for uid, task_uid, apps in rows:
             if self.by == "task":
                 key = task_uid
             elif self.by == "app":
-                key = ",".join(sorted(apps or [])) or "(no app)"
+                key = group_of_app[apps[0]] if apps else "(no app)"
             else:
                 key = str(uid)
             groups.setdefault(key, []).append(str(uid))
@@ -141,6 +143,27 @@ class Split:
                 assignment[uid] = self.ratios[position][0]
             placed += len(members)
         return assignment
+
+
+def _app_groups(app_lists: Iterable[list[str] | None]) -> dict[str, str]:
+    """Each app's group: apps used together by some trajectory, transitively, are one group,
+    named by its first app in sorted order."""
+    parent: dict[str, str] = {}
+
+    def root(app: str) -> str:
+        while parent[app] != app:
+            parent[app] = parent[parent[app]]
+            app = parent[app]
+        return app
+
+    for apps in app_lists:
+        for app in apps or []:
+            parent.setdefault(app, app)
+        for app in (apps or [])[1:]:
+            first, other = root(apps[0]), root(app)
+            if first != other:
+                parent[max(first, other)] = min(first, other)
+    return {app: root(app) for app in parent}
 
 
 # ---------------------------------------------------------------- writer

@@ -6,7 +6,9 @@ in the order first named; the layout of Hugging Face's ``Image`` feature, so
 ``ds.cast_column("image_files", Sequence(Image()))`` decodes them.
 
 Records are read and written in batches (memory does not grow with the dataset); the schema is
-the union of every batch's, found in a first pass.
+the union of every batch's, found in a first pass. Parquet cannot store an object with no
+fields: a field that is ``{}`` in every record of a file (an anchor's ``evidence``, say) is
+null in the Parquet copy.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ CARD_SECTION = """
 ## Parquet
 
 `{files}` hold the same records with the images embedded in an `image_files` column (a list of
-`{{"path", "bytes"}}`, paths as in the JSONL):
+`{{"path", "bytes"}}`, paths as in the JSONL). A field that is an empty object in every record of
+a file is null there (Parquet cannot store an object with no fields).
 
 ```python
 from datasets import Image, Sequence, load_dataset
@@ -65,6 +68,33 @@ def _batches(path: Path, folder: Path | None) -> Iterator[list[dict[str, Any]]]:
         yield batch
 
 
+def _storable(kind: Any) -> Any:
+    """``kind`` with every struct that has no fields (which Parquet cannot store) made null."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        if kind.num_fields == 0:
+            return pa.null()
+        return pa.struct([field.with_type(_storable(field.type)) for field in kind])
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        item = kind.value_field.with_type(_storable(kind.value_type))
+        return pa.list_(item) if pa.types.is_list(kind) else pa.large_list(item)
+    return kind
+
+
+def _conform(value: Any, kind: Any) -> Any:
+    """``value`` fitted to the type made by :func:`_storable` (its empty objects as None)."""
+    import pyarrow as pa
+
+    if value is None or pa.types.is_null(kind):
+        return None
+    if pa.types.is_struct(kind) and isinstance(value, dict):
+        return {field.name: _conform(value.get(field.name), field.type) for field in kind}
+    if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and isinstance(value, list):
+        return [_conform(item, kind.value_type) for item in value]
+    return value
+
+
 def write_parquet(jsonl: Path, out: Path, folder: Path) -> None:
     """Write ``out`` from ``jsonl``, embedding the images found under ``folder``."""
     try:
@@ -75,12 +105,19 @@ def write_parquet(jsonl: Path, out: Path, folder: Path) -> None:
     image_type = pa.list_(pa.struct([("path", pa.string()), ("bytes", pa.binary())]))
     schemas = [pa.Table.from_pylist(batch).schema for batch in _batches(jsonl, None)]
     if schemas:
-        schema = pa.unify_schemas(schemas, promote_options="permissive")
+        unified = pa.unify_schemas(schemas, promote_options="permissive")
+        schema = pa.schema([field.with_type(_storable(field.type)) for field in unified])
+        # Only the fields whose type changed need their values fitted.
+        changed = [field for field, old in zip(schema, unified, strict=True) if field != old]
         schema = schema.append(pa.field("image_files", image_type))
     else:
+        changed = []
         schema = pa.schema([pa.field("image_files", image_type)])
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         for batch in _batches(jsonl, folder):
+            for record in batch:
+                for field in changed:
+                    record[field.name] = _conform(record.get(field.name), field.type)
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 

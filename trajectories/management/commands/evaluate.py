@@ -74,6 +74,8 @@ class Command(BaseCommand):
             )
             for error in judged["errors"]:
                 out.write(f"  {error}")
+        if result["credited_steps"]:
+            out.write(f"steps credited as correct (image missing): {result['credited_steps']}")
         malformed = result["malformed"]
         out.write(f"malformed prediction lines: {malformed['count']}")
         for entry in malformed["lines"]:
