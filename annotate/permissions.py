@@ -20,7 +20,8 @@ from trajectories.access import (
     role_in,
     trajectories_of,
 )
-from trajectories.models import LabelEdit, Membership, Project, Role, Trajectory
+from trajectories.edits import undo_state_subqueries
+from trajectories.models import Membership, Project, Role, Trajectory
 
 from .models import Assignment, Proposal, ReviewComment
 
@@ -86,7 +87,6 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     trajectory with :func:`access_labels` and ask as they draw.
     """
     here = OuterRef("pk")
-    edits = LabelEdit.objects.filter(trajectory=here)
     try:
         trajectory = (
             trajectories_of(user)
@@ -100,8 +100,7 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
                 has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
                 has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
                 has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
-                can_undo=Exists(edits.filter(undone=False)),
-                can_redo=Exists(edits.filter(undone=True)),
+                **undo_state_subqueries(here),
             )
             .get(pk=trajectory_id)
         )

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -291,6 +291,16 @@ def forget_undo(trajectory: Trajectory) -> None:
     """Empty the undo and redo stacks: after a change of the steps themselves (a recorded step
     undone), an older label edit could put labels back on a step that is not the same any more."""
     LabelEdit.objects.filter(trajectory=trajectory).delete()
+
+
+def undo_state_subqueries(trajectory: OuterRef) -> dict[str, Exists]:
+    """``can_undo`` and ``can_redo`` as subqueries, for a query that loads trajectories with
+    them (``trajectory`` is the outer reference to the trajectory's id)."""
+    edits = LabelEdit.objects.filter(trajectory=trajectory)
+    return {
+        "can_undo": Exists(edits.filter(undone=False)),
+        "can_redo": Exists(edits.filter(undone=True)),
+    }
 
 
 def undo_state(trajectory: Trajectory) -> dict[str, bool]:
