@@ -308,12 +308,21 @@ def run_job(job_id: int) -> None:
         _finish(job, JobStatus.FAILED, message=str(exc))
     except Exception as exc:
         log.exception("job %s failed", job.pk)
-        _finish(job, JobStatus.FAILED, message=f"internal error: {type(exc).__name__}: {exc}")
+        _finish(job, JobStatus.FAILED, message=internal_error_message(job, exc))
     else:
         if counts != DETACHED:
             _finish(job, JobStatus.SUCCEEDED, counts=counts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def internal_error_message(job: Job, exc: BaseException) -> str:
+    """What the job's page says about an error no check named: its kind, not its text.
+
+    The text of an unexpected error can carry the worker's local paths (the job's folder) or
+    a traceback's details; they go to the worker's log, which this message points to.
+    """
+    return f"internal error ({type(exc).__name__}); the worker's log has the details (job {job.pk})"
 
 
 def lost_worker_message(runs: int) -> str:

@@ -236,3 +236,30 @@ def test_an_id_taken_while_the_import_runs_is_reported_honestly(project, secret,
         "imported before it (importing the same archive again resumes)"
     )
     assert project.trajectories.count() == 1
+
+
+def test_an_error_no_check_names_reaches_the_job_page_without_paths(
+    project, alice, client, monkeypatch, caplog
+):
+    """A fault nobody foresaw (a full disk) fails the job by kind; the path stays in the log."""
+    from django.core.files.base import ContentFile
+
+    from trajectories.jobs import do_start_import, job_tmp_dir, run_job
+    from trajectories.models import Job
+
+    def disk_full(project, source, *args, workdir, **kwargs):
+        raise OSError(28, "No space left on device", str(workdir / "waypoint-import-x/a.png"))
+
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
+    monkeypatch.setattr("trajectories.jobs.import_trajectories", disk_full)
+    upload = ContentFile(b"PK\x05\x06" + b"\0" * 18, name="export.zip")
+    job = do_start_import(project, upload, "waypoint", alice)
+    run_job(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    expected = f"internal error (OSError); the worker's log has the details (job {job.pk})"
+    assert (job.status, job.message) == ("failed", expected)
+    client.force_login(alice)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert expected.replace("'", "&#x27;") in page
+    assert str(job_tmp_dir(job.pk)) not in page and "No space left" not in page
+    assert "No space left on device" in caplog.text  # the log keeps what the page leaves out
