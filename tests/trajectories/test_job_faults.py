@@ -143,6 +143,57 @@ def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
     assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates(
+    project, alice, settings, worker_database_url, tmp_path, monkeypatch
+):
+    """Killed after its first trajectory: the next run imports the rest and keeps the first."""
+    from trajectories.formats import export_trajectories
+
+    from .test_import_as_copies import zip_of
+
+    for seed in (31, 32):
+        do_import_trajectory(project, make_record(steps=3, seed=seed))
+    export_trajectories(project.trajectories.all(), tmp_path / "export")
+    project.trajectories.all().delete()
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)  # queued below, by hand
+    upload = ContentFile(zip_of(tmp_path / "export"), name="two.zip")
+    job = do_start_import(project, upload, "waypoint", alice)
+    run_job_task.apply_async((job.pk,), queue="faults")
+    doomed = start_worker(
+        tmp_path / "doomed.log",
+        worker_database_url,
+        "-Q",
+        "faults",
+        program=STALLING_WORKER,
+        **FAST_REAPER,
+    )
+    try:
+        wait_until(
+            lambda: b"one trajectory imported, stalling" in (tmp_path / "doomed.log").read_bytes(),
+            what="the first trajectory to be imported",
+        )
+        assert project.trajectories.count() == 1
+        assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the archive unpacks in the job's folder"
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=20)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+
+    rescuer = start_worker(
+        tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
+    )
+    try:
+        finished = wait_for_job(job.pk)
+    finally:
+        stop_worker(rescuer)
+    assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
+    assert (finished.counts["created"], finished.counts["existing"]) == (1, 1)
+    assert project.trajectories.count() == 2
+    assert not job_tmp_dir(job.pk).exists()
+
+
 def running_job_of_a_dead_worker(project, alice, attempts: int) -> Job:
     return Job.objects.create(
         project=project,
