@@ -263,3 +263,47 @@ def test_an_error_no_check_names_reaches_the_job_page_without_paths(
     assert expected.replace("'", "&#x27;") in page
     assert str(job_tmp_dir(job.pk)) not in page and "No space left" not in page
     assert "No space left on device" in caplog.text  # the log keeps what the page leaves out
+
+
+def _set(path: str, value):
+    """A change of line 2 at ``path`` (``"device.model"``, ``"screens.0.package"``)."""
+
+    def change(lines):
+        *parents, last = path.split(".")
+        target = lines[1]
+        for key in parents:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[int(last) if last.isdigit() else last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        ("task.id", "t" * 65, "task.uid: must be at most 64 characters, got 65"),
+        ("device.model", "m" * 201, "device.model: must be at most 200 characters, got 201"),
+        ("device.android_version", "1" * 33, "device.android_version: must be at most 32 "
+         "characters, got 33"),
+        ("recorded_by", "r" * 151, "recorded_by: must be at most 150 characters, got 151"),
+        ("screens.0.package", "p" * 256, "screens[0].package: must be at most 255 characters, "
+         "got 256"),
+        ("subgoals.0.origin", "o" * 101, "subgoals[0].origin: must be at most 100 characters, "
+         "got 101"),
+        ("memory_targets.0.key", "k" * 201, "memory_targets[0].key: must be at most 200 "
+         "characters, got 201"),
+        ("steps.0.thought", "a\x00b", "steps[0].thought: must not contain NUL characters"),
+        ("metadata", {"note": "a\x00b"}, "metadata.note: must not contain NUL characters"),
+    ],
+)  # fmt: skip
+def test_a_value_no_database_column_can_hold_is_refused_before_writing(
+    project, tmp_path, path, value, message
+):
+    """SQLite stores them; PostgreSQL refuses them at the write, after line 1 was written."""
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    do_import_trajectory(project, make_record(steps=3, seed=5))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    rewrite(out, _set(path, value))
+    assert refused(project, out) == f"trajectories.jsonl line 2: {message}"
