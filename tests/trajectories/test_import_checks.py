@@ -307,3 +307,19 @@ def test_a_value_no_database_column_can_hold_is_refused_before_writing(
     Trajectory.objects.all().delete()
     rewrite(out, _set(path, value))
     assert refused(project, out) == f"trajectories.jsonl line 2: {message}"
+
+
+def test_a_project_name_no_database_can_store_is_refused_before_copies_are_written(
+    project, tmp_path
+):
+    """Copies record the manifest's project name; a NUL in it is named there, not at the write."""
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "project": "Shops\x00"}))
+    before = sizes()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, out, as_copies=True)
+    assert str(caught.value) == "manifest.json.project: must not contain NUL characters"
+    assert sizes() == before
