@@ -323,3 +323,34 @@ def test_a_project_name_no_database_can_store_is_refused_before_copies_are_writt
         import_trajectories(project, out, as_copies=True)
     assert str(caught.value) == "manifest.json.project: must not contain NUL characters"
     assert sizes() == before
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize(
+    "member",
+    [f"export/screens/{LONG}.png", f"export/{LONG}/a.png", "export/" + "/".join(["d" * 200] * 30)],
+    ids=["file", "folder", "path"],
+)
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_it_refuses_an_archive_member_whose_name_no_disk_can_hold(project, tmp_path, member, kind):
+    """Named by the limit, not as a damaged archive with the temporary folder's path."""
+    archive = tmp_path / f"long.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as out:
+            out.writestr("export/manifest.json", "{}")
+            out.writestr(member, "x")
+    else:
+        with tarfile.open(archive, "w") as out:
+            info = tarfile.TarInfo(member)
+            info.size = 1
+            out.addfile(info, io.BytesIO(b"x"))
+    message = refused(project, archive)
+    assert message.startswith(f"long.{kind}: member 'export/")
+    assert message.endswith(
+        "has a name longer than 255 bytes"
+        if "path" not in member and len(member) < 1024
+        else "has a path longer than 1024 bytes"
+    ), message
+    assert len(message) < 200 and str(tmp_path) not in message
