@@ -382,10 +382,19 @@ def _remove_leftovers() -> int:
             str(pk)
             for pk in Job.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
         }
+        # A job claimed after the query above has just made its folder: leave folders changed
+        # within the stale limit to a later pass, as the jobs they may belong to are left.
+        settled = time.time() - settings.WAYPOINT_JOB_STALE_S
         for folder in root.iterdir():
-            if folder.name not in live:
-                shutil.rmtree(folder, ignore_errors=True)
-                removed += 1
+            if folder.name in live:
+                continue
+            try:
+                if folder.stat().st_mtime > settled:
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
     uploads = Path(settings.FILE_UPLOAD_TEMP_DIR)
     if uploads.is_dir():
         too_old = time.time() - settings.WAYPOINT_UPLOAD_TMP_MAX_AGE_S

@@ -89,9 +89,10 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
         page_once_stopped, timeout=30, what="the job page to say that its worker stopped"
     )
     assert 'class="pill job-queued"' in page
-    # The reaper requeues the job, then removes the dead run's files.
+    # The reaper requeues the job, then removes the dead run's files: in the same pass, or in
+    # a later one (as every worker's reaper runs) when they changed within the stale limit.
     wait_until(
-        lambda: not job_tmp_dir(job.pk).exists(),
+        lambda: reap_stale_jobs() and not job_tmp_dir(job.pk).exists(),
         timeout=30,
         what="the reaper to remove the dead run's files",
     )
@@ -218,6 +219,8 @@ def test_a_job_that_lost_its_worker_too_often_fails_and_can_be_retried(
     job = running_job_of_a_dead_worker(project, alice, attempts=2)
     job_tmp_dir(job.pk).mkdir(parents=True)
     (job_tmp_dir(job.pk) / "partial.zip").write_bytes(b"half")
+    written = time.time() - 300  # when its worker last wrote, 5 minutes ago as its heartbeat
+    os.utime(job_tmp_dir(job.pk), (written, written))
 
     client.force_login(bob)
     page = client.get(f"/jobs/{job.pk}/").content.decode()
@@ -274,6 +277,24 @@ def test_a_job_with_a_fresh_heartbeat_is_left_alone(project, alice):
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
     assert reap_stale_jobs()["requeued"] == 0
     assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
+
+
+@pytest.mark.django_db
+def test_the_reaper_leaves_the_fresh_folder_of_a_job_being_claimed(project, alice, settings):
+    """The reaper lists the running jobs, then their folders: a job a worker claims in between
+    is not running in its list, yet its folder is the live run's. Only an old one is removed."""
+    job = Job.objects.create(
+        project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
+    )
+    folder = job_tmp_dir(job.pk)
+    folder.mkdir(parents=True)
+    (folder / "export.jsonl").write_bytes(b"{}")
+    reap_stale_jobs()
+    assert folder.exists(), "a run that has just started keeps its folder"
+    old = time.time() - 2 * settings.WAYPOINT_JOB_STALE_S
+    os.utime(folder, (old, old))
+    reap_stale_jobs()
+    assert not folder.exists()
 
 
 @pytest.mark.django_db(transaction=True)
