@@ -4,7 +4,8 @@
     python bench/bench_hostile_inputs.py --quick    # bombs of 64 MiB instead of 1 GiB
 
 Part 1 builds hostile inputs (zip and tar.gz bombs, an image header claiming 100,000 x 100,000
-pixels, a real PNG over the size limit, a PNG of random pixel data, deeply nested JSON, ...)
+pixels, a real PNG over the size limit, a PNG of random pixel data, deeply nested JSON, a
+member name no disk can hold, a string longer than its column, a NUL character, ...)
 and runs each through the import (what ``manage.py import_trajectories`` and the import job
 call) against a throwaway SQLite database. For each it prints whether it was refused cleanly
 (a named error, nothing written), the message, the seconds it took and the bytes left unpacked
@@ -151,6 +152,17 @@ def with_jsonl(base: Path, dest: Path, text: str) -> Path:
     return dest
 
 
+def _line_with(line: str, *path_and_value) -> str:
+    """The JSON line with the value at ``path`` replaced (keys and list positions)."""
+    record = json.loads(line)
+    *path, last, value = path_and_value
+    target = record
+    for key in path:
+        target = target[key]
+    target[last] = value
+    return json.dumps(record) + "\n"
+
+
 def build_inputs(base: Path, work: Path, bomb_size: int) -> list[tuple[str, Path, bool]]:
     """(label, path, expected to be refused)."""
     from PIL import Image
@@ -225,6 +237,21 @@ def build_inputs(base: Path, work: Path, bomb_size: int) -> list[tuple[str, Path
         (
             "zip: a symbolic link",
             zip_folder(base, work / "symlink.zip", {symlink: b"/etc/passwd"}),
+            True,
+        ),
+        (
+            "zip: a member whose file name is 300 bytes long",
+            zip_folder(base, work / "long-name.zip", {"export/" + "a" * 300 + ".txt": b"x"}),
+            True,
+        ),
+        (
+            "a device model longer than its column (201 characters)",
+            with_jsonl(base, work / "long-model", _line_with(line, "device", "model", "m" * 201)),
+            True,
+        ),
+        (
+            "a NUL character in a step's thought",
+            with_jsonl(base, work / "nul", _line_with(line, "steps", 0, "thought", "a\x00b")),
             True,
         ),
         (

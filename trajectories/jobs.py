@@ -308,12 +308,21 @@ def run_job(job_id: int) -> None:
         _finish(job, JobStatus.FAILED, message=str(exc))
     except Exception as exc:
         log.exception("job %s failed", job.pk)
-        _finish(job, JobStatus.FAILED, message=f"internal error: {type(exc).__name__}: {exc}")
+        _finish(job, JobStatus.FAILED, message=internal_error_message(job, exc))
     else:
         if counts != DETACHED:
             _finish(job, JobStatus.SUCCEEDED, counts=counts)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def internal_error_message(job: Job, exc: BaseException) -> str:
+    """What the job's page says about an error no check named: its kind, not its text.
+
+    The text of an unexpected error can carry the worker's local paths (the job's folder) or
+    a traceback's details; they go to the worker's log, which this message points to.
+    """
+    return f"internal error ({type(exc).__name__}); the worker's log has the details (job {job.pk})"
 
 
 def lost_worker_message(runs: int) -> str:
@@ -373,10 +382,19 @@ def _remove_leftovers() -> int:
             str(pk)
             for pk in Job.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
         }
+        # A job claimed after the query above has just made its folder: leave folders changed
+        # within the stale limit to a later pass, as the jobs they may belong to are left.
+        settled = time.time() - settings.WAYPOINT_JOB_STALE_S
         for folder in root.iterdir():
-            if folder.name not in live:
-                shutil.rmtree(folder, ignore_errors=True)
-                removed += 1
+            if folder.name in live:
+                continue
+            try:
+                if folder.stat().st_mtime > settled:
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
     uploads = Path(settings.FILE_UPLOAD_TEMP_DIR)
     if uploads.is_dir():
         too_old = time.time() - settings.WAYPOINT_UPLOAD_TMP_MAX_AGE_S

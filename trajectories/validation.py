@@ -266,6 +266,98 @@ def _fields_of(obj: Any, kinds: Mapping[str, type], where: str) -> None:
             _int(value, field_at(where, name))
 
 
+def check_length(value: str, limit: int, where: str) -> str:
+    """A string that fits a column of ``limit`` characters (PostgreSQL refuses a longer one)."""
+    if len(value) > limit:
+        raise fail(where, f"must be at most {limit} characters, got {len(value)}")
+    return value
+
+
+NUL_MESSAGE = "must not contain NUL characters"
+
+
+def _child_place(place: str, key: Any) -> str:
+    return f"{place}[{key}]" if isinstance(key, int) else field_at(place, str(key))
+
+
+def check_no_nul(value: Any, where: str) -> None:
+    """Refuse a NUL character anywhere in ``value``, nested objects and lists included.
+
+    PostgreSQL stores none in a text or JSON column (SQLite does, so such data would not move
+    between the two). The walk keeps its own stack: JSON nested as deep as the parser allows
+    cannot exhaust Python's.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise fail(where, NUL_MESSAGE)
+        return
+    pending = [(value, where)]
+    while pending:
+        item, place = pending.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[tuple[Any, Any]] = item.items()
+        elif isinstance(item, list | tuple):
+            children = enumerate(item)
+        else:
+            continue
+        for key, child in children:
+            if isinstance(key, str) and "\x00" in key:
+                raise fail(place, f"{NUL_MESSAGE} (in the name {key!r})")
+            if isinstance(child, str):
+                if "\x00" in child:
+                    raise fail(_child_place(place, key), NUL_MESSAGE)
+            elif isinstance(child, Mapping | list | tuple):
+                pending.append((child, _child_place(place, key)))
+
+
+def _column(model: Any, name: str) -> int:
+    return model._meta.get_field(name).max_length
+
+
+def _check_storable(record: Any, where: str) -> None:
+    """What every database can store: strings within their columns, and no NUL character."""
+    from .models import Anchor, MemoryTarget, Screen, Subgoal, Task, Trajectory
+
+    check_length(record.task.uid, _column(Task, "uid"), field_at(where, "task.uid"))
+    for key, column in (("serial", "device_serial"), ("model", "device_model"),
+                        ("android_version", "android_version")):  # fmt: skip
+        value = record.device.get(key)
+        if isinstance(value, str):
+            check_length(value, _column(Trajectory, column), field_at(where, f"device.{key}"))
+    if record.recorded_by:
+        check_length(
+            record.recorded_by, _column(Trajectory, "recorder_name"), field_at(where, "recorded_by")
+        )
+    for i, screen in enumerate(record.screens):
+        place = f"{field_at(where, 'screens')}[{i}]"
+        for name in ("package", "activity"):
+            check_length(getattr(screen, name), _column(Screen, name), f"{place}.{name}")
+    for label, key, model, column in (("subgoals", "origin", Subgoal, "origin"),
+                                      ("memory_targets", "key", MemoryTarget, "key"),
+                                      ("anchors", "id", Anchor, "key")):  # fmt: skip
+        for i, item in enumerate(getattr(record, label)):
+            value = item.get(key)
+            if isinstance(value, str):
+                place = f"{field_at(where, label)}[{i}].{key}"
+                check_length(value, _column(model, column), place)
+
+    task = record.task
+    for name in ("uid", "goal", "apps", "gold_answer", "memory_items"):
+        check_no_nul(getattr(task, name), field_at(where, f"task.{name}"))
+    for name in ("uid", "device", "recorded_by", "metadata"):
+        check_no_nul(getattr(record, name), field_at(where, name))
+    for i, screen in enumerate(record.screens):
+        place = f"{field_at(where, 'screens')}[{i}]"
+        for name in ("package", "activity", "features", "visible_memory"):
+            check_no_nul(getattr(screen, name), f"{place}.{name}")
+    for i, step in enumerate(record.steps):
+        place = f"{field_at(where, 'steps')}[{i}]"
+        for name in ("action", "target", "thought", "summary", "memory"):
+            check_no_nul(getattr(step, name), f"{place}.{name}")
+    for name in ("subgoals", "memory_targets", "anchors", "anchor_links"):
+        check_no_nul(getattr(record, name), field_at(where, name))
+
+
 def check_trajectory_record(record: Any, where: str = "") -> None:
     """Every rule a whole trajectory must satisfy before anything of it is written.
 
@@ -367,3 +459,5 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
         if triple in seen_links:
             raise fail(place, f"duplicate link {triple[0]} -{triple[2]}-> {triple[1]}")
         seen_links.add(triple)
+
+    _check_storable(record, where)

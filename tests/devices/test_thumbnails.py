@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import subprocess
+import sys
 
 import pytest
 from django.urls import reverse
 from PIL import Image
 
+from tests.conftest import REPO
 from tests.trajectories.builders import make_record
 from tests.trajectories.test_import_images import png_of_noise, screenshot
 from trajectories.services import do_import_trajectory
@@ -34,6 +38,48 @@ def test_a_large_screenshot_gets_a_small_thumbnail(client, project, alice):
     assert response["Content-Type"] == "image/webp"
     with Image.open(io.BytesIO(b"".join(response.streaming_content))) as thumb:
         assert thumb.size == (216, 216)
+
+
+# Makes one thumbnail in a fresh process and prints the peak memory it added, in MiB. The
+# peak is the process's own (VmHWM): ru_maxrss would count the pytest process it forked from.
+MEASURE_THUMBNAIL = """
+import re, sys
+import django
+django.setup()
+from trajectories.images import make_thumbnail
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read()).group(1))
+data = sys.stdin.buffer.read()
+before = peak_kib()
+make_thumbnail(data)
+print((peak_kib() - before) / 1024)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_thumbnail_of_the_largest_screenshot_costs_no_more_than_its_pixels(tmp_path):
+    """The decoded 4096x4096 image (64 MiB) is the one full-size copy a thumbnail makes.
+
+    The thumbnail code before converted the whole image to RGB beside it: about 130 MiB.
+    """
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="config.settings",
+        DEBUG="1",
+        WAYPOINT_VAR_DIR=str(tmp_path),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE_THUMBNAIL],
+        input=screenshot(4096, 4096),
+        capture_output=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    added_mib = float(done.stdout.decode().split()[-1])
+    assert added_mib <= 64 * 1.5, f"the thumbnail added {added_mib:.0f} MiB at its peak"
 
 
 def test_a_jpeg_screenshot_keeps_its_proportions(client, project, alice):

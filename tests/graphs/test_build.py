@@ -225,6 +225,26 @@ def test_a_build_whose_trajectory_went_away_fails_with_the_reason(
     assert not graph.file
 
 
+@pytest.mark.django_db
+def test_a_build_that_fails_unforeseen_names_the_kind_of_error_without_its_paths(
+    project, alice, generated, django_capture_on_commit_callbacks, monkeypatch
+):
+    from trajectories.jobs import run_job
+
+    def disk_full(graph, progress):
+        raise OSError(28, "No space left on device", "/srv/waypoint/var/jobs-tmp/7/graph.npz")
+
+    monkeypatch.setattr("trajectories.graphs.services._build", disk_full)
+    with django_capture_on_commit_callbacks(execute=False):
+        graph = do_build_memory_graph(project, alice)
+    run_job(graph.job_id)
+    graph.refresh_from_db()
+    graph.job.refresh_from_db()
+    message = f"internal error (OSError); the worker's log has the details (job {graph.job_id})"
+    assert (graph.status, graph.message) == ("failed", message)
+    assert (graph.job.status, graph.job.message) == ("failed", message)
+
+
 @pytest.mark.usefixtures("celery_worker")
 @pytest.mark.django_db(transaction=True)
 def test_a_celery_worker_builds_the_graph(project, alice):

@@ -236,3 +236,121 @@ def test_an_id_taken_while_the_import_runs_is_reported_honestly(project, secret,
         "imported before it (importing the same archive again resumes)"
     )
     assert project.trajectories.count() == 1
+
+
+def test_an_error_no_check_names_reaches_the_job_page_without_paths(
+    project, alice, client, monkeypatch, caplog
+):
+    """A fault nobody foresaw (a full disk) fails the job by kind; the path stays in the log."""
+    from django.core.files.base import ContentFile
+
+    from trajectories.jobs import do_start_import, job_tmp_dir, run_job
+    from trajectories.models import Job
+
+    def disk_full(project, source, *args, workdir, **kwargs):
+        raise OSError(28, "No space left on device", str(workdir / "waypoint-import-x/a.png"))
+
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
+    monkeypatch.setattr("trajectories.jobs.import_trajectories", disk_full)
+    upload = ContentFile(b"PK\x05\x06" + b"\0" * 18, name="export.zip")
+    job = do_start_import(project, upload, "waypoint", alice)
+    run_job(job.pk)
+    job = Job.objects.get(pk=job.pk)
+    expected = f"internal error (OSError); the worker's log has the details (job {job.pk})"
+    assert (job.status, job.message) == ("failed", expected)
+    client.force_login(alice)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert expected.replace("'", "&#x27;") in page
+    assert str(job_tmp_dir(job.pk)) not in page and "No space left" not in page
+    assert "No space left on device" in caplog.text  # the log keeps what the page leaves out
+
+
+def _set(path: str, value):
+    """A change of line 2 at ``path`` (``"device.model"``, ``"screens.0.package"``)."""
+
+    def change(lines):
+        *parents, last = path.split(".")
+        target = lines[1]
+        for key in parents:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[int(last) if last.isdigit() else last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        ("task.id", "t" * 65, "task.uid: must be at most 64 characters, got 65"),
+        ("device.model", "m" * 201, "device.model: must be at most 200 characters, got 201"),
+        ("device.android_version", "1" * 33, "device.android_version: must be at most 32 "
+         "characters, got 33"),
+        ("recorded_by", "r" * 151, "recorded_by: must be at most 150 characters, got 151"),
+        ("screens.0.package", "p" * 256, "screens[0].package: must be at most 255 characters, "
+         "got 256"),
+        ("subgoals.0.origin", "o" * 101, "subgoals[0].origin: must be at most 100 characters, "
+         "got 101"),
+        ("memory_targets.0.key", "k" * 201, "memory_targets[0].key: must be at most 200 "
+         "characters, got 201"),
+        ("steps.0.thought", "a\x00b", "steps[0].thought: must not contain NUL characters"),
+        ("metadata", {"note": "a\x00b"}, "metadata.note: must not contain NUL characters"),
+    ],
+)  # fmt: skip
+def test_a_value_no_database_column_can_hold_is_refused_before_writing(
+    project, tmp_path, path, value, message
+):
+    """SQLite stores them; PostgreSQL refuses them at the write, after line 1 was written."""
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    do_import_trajectory(project, make_record(steps=3, seed=5))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    Trajectory.objects.all().delete()
+    rewrite(out, _set(path, value))
+    assert refused(project, out) == f"trajectories.jsonl line 2: {message}"
+
+
+def test_a_project_name_no_database_can_store_is_refused_before_copies_are_written(
+    project, tmp_path
+):
+    """Copies record the manifest's project name; a NUL in it is named there, not at the write."""
+    do_import_trajectory(project, make_record(steps=2, seed=4))
+    out = tmp_path / "export"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "project": "Shops\x00"}))
+    before = sizes()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, out, as_copies=True)
+    assert str(caught.value) == "manifest.json.project: must not contain NUL characters"
+    assert sizes() == before
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize(
+    "member",
+    [f"export/screens/{LONG}.png", f"export/{LONG}/a.png", "export/" + "/".join(["d" * 200] * 30)],
+    ids=["file", "folder", "path"],
+)
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_it_refuses_an_archive_member_whose_name_no_disk_can_hold(project, tmp_path, member, kind):
+    """Named by the limit, not as a damaged archive with the temporary folder's path."""
+    archive = tmp_path / f"long.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as out:
+            out.writestr("export/manifest.json", "{}")
+            out.writestr(member, "x")
+    else:
+        with tarfile.open(archive, "w") as out:
+            info = tarfile.TarInfo(member)
+            info.size = 1
+            out.addfile(info, io.BytesIO(b"x"))
+    message = refused(project, archive)
+    assert message.startswith(f"long.{kind}: member 'export/")
+    assert message.endswith(
+        "has a name longer than 255 bytes"
+        if "path" not in member and len(member) < 1024
+        else "has a path longer than 1024 bytes"
+    ), message
+    assert len(message) < 200 and str(tmp_path) not in message

@@ -89,9 +89,10 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
         page_once_stopped, timeout=30, what="the job page to say that its worker stopped"
     )
     assert 'class="pill job-queued"' in page
-    # The reaper requeues the job, then removes the dead run's files.
+    # The reaper requeues the job, then removes the dead run's files: in the same pass, or in
+    # a later one (as every worker's reaper runs) when they changed within the stale limit.
     wait_until(
-        lambda: not job_tmp_dir(job.pk).exists(),
+        lambda: reap_stale_jobs() and not job_tmp_dir(job.pk).exists(),
         timeout=30,
         what="the reaper to remove the dead run's files",
     )
@@ -143,6 +144,57 @@ def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
     assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates(
+    project, alice, settings, worker_database_url, tmp_path, monkeypatch
+):
+    """Killed after its first trajectory: the next run imports the rest and keeps the first."""
+    from trajectories.formats import export_trajectories
+
+    from .test_import_as_copies import zip_of
+
+    for seed in (31, 32):
+        do_import_trajectory(project, make_record(steps=3, seed=seed))
+    export_trajectories(project.trajectories.all(), tmp_path / "export")
+    project.trajectories.all().delete()
+    monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)  # queued below, by hand
+    upload = ContentFile(zip_of(tmp_path / "export"), name="two.zip")
+    job = do_start_import(project, upload, "waypoint", alice)
+    run_job_task.apply_async((job.pk,), queue="faults")
+    doomed = start_worker(
+        tmp_path / "doomed.log",
+        worker_database_url,
+        "-Q",
+        "faults",
+        program=STALLING_WORKER,
+        **FAST_REAPER,
+    )
+    try:
+        wait_until(
+            lambda: b"one trajectory imported, stalling" in (tmp_path / "doomed.log").read_bytes(),
+            what="the first trajectory to be imported",
+        )
+        assert project.trajectories.count() == 1
+        assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the archive unpacks in the job's folder"
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=20)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+
+    rescuer = start_worker(
+        tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
+    )
+    try:
+        finished = wait_for_job(job.pk)
+    finally:
+        stop_worker(rescuer)
+    assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
+    assert (finished.counts["created"], finished.counts["existing"]) == (1, 1)
+    assert project.trajectories.count() == 2
+    assert not job_tmp_dir(job.pk).exists()
+
+
 def running_job_of_a_dead_worker(project, alice, attempts: int) -> Job:
     return Job.objects.create(
         project=project,
@@ -167,6 +219,8 @@ def test_a_job_that_lost_its_worker_too_often_fails_and_can_be_retried(
     job = running_job_of_a_dead_worker(project, alice, attempts=2)
     job_tmp_dir(job.pk).mkdir(parents=True)
     (job_tmp_dir(job.pk) / "partial.zip").write_bytes(b"half")
+    written = time.time() - 300  # when its worker last wrote, 5 minutes ago as its heartbeat
+    os.utime(job_tmp_dir(job.pk), (written, written))
 
     client.force_login(bob)
     page = client.get(f"/jobs/{job.pk}/").content.decode()
@@ -223,6 +277,24 @@ def test_a_job_with_a_fresh_heartbeat_is_left_alone(project, alice):
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())
     assert reap_stale_jobs()["requeued"] == 0
     assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
+
+
+@pytest.mark.django_db
+def test_the_reaper_leaves_the_fresh_folder_of_a_job_being_claimed(project, alice, settings):
+    """The reaper lists the running jobs, then their folders: a job a worker claims in between
+    is not running in its list, yet its folder is the live run's. Only an old one is removed."""
+    job = Job.objects.create(
+        project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
+    )
+    folder = job_tmp_dir(job.pk)
+    folder.mkdir(parents=True)
+    (folder / "export.jsonl").write_bytes(b"{}")
+    reap_stale_jobs()
+    assert folder.exists(), "a run that has just started keeps its folder"
+    old = time.time() - 2 * settings.WAYPOINT_JOB_STALE_S
+    os.utime(folder, (old, old))
+    reap_stale_jobs()
+    assert not folder.exists()
 
 
 @pytest.mark.django_db(transaction=True)

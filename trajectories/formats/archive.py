@@ -64,11 +64,44 @@ def loads(raw: bytes | str, where: str) -> Any:
         raise fail(where, f"invalid JSON: a number has more than {limit} digits") from None
 
 
+# What a file system holds: a file or folder name of at most NAME_MAX bytes (255 on Linux,
+# macOS and Windows); a member's whole path is kept well under PATH_MAX (4,096 on Linux), since
+# it is unpacked below a job's folder.
+NAME_MAX = 255
+MEMBER_PATH_MAX = 1024
+
+
+def _shown(name: str, limit: int = 40) -> str:
+    return repr(name if len(name) <= limit else name[:limit] + "…")
+
+
 def _safe_member_path(name: str, archive: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
         raise InvalidData(f"{archive}: member {name!r} would be written outside the archive folder")
+    if len(name.encode("utf-8", "surrogateescape")) > MEMBER_PATH_MAX:
+        raise InvalidData(
+            f"{archive}: member {_shown(name)} has a path longer than {MEMBER_PATH_MAX} bytes"
+        )
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path.parts):
+        raise InvalidData(
+            f"{archive}: member {_shown(name)} has a name longer than {NAME_MAX} bytes"
+        )
     return path
+
+
+def _reason(exc: BaseException) -> str:
+    """An error's text without the local path an OSError names (the job's folder)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
+
+
+def _member_error(archive: str, path: PurePosixPath, exc: BaseException) -> InvalidData:
+    """A member that could not be unpacked: damaged data, or the system refused to write it."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return InvalidData(f"{archive}: member {path} could not be unpacked ({_reason(exc)})")
+    return InvalidData(f"{archive}: member {path} is damaged ({exc})")
 
 
 class UnpackBudget:
@@ -155,19 +188,19 @@ def _unpack_zip(source: Path, dest: Path) -> None:
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
+                target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as src:
                     budget.copy(src, target, info.file_size, f"{source.name}: {path}")
             except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
-                raise InvalidData(f"{source.name}: member {path} is damaged ({exc})") from exc
+                raise _member_error(source.name, path, exc) from exc
 
 
 def _unpack_tar(source: Path, dest: Path) -> None:
     try:
         archive = tarfile.open(source)
     except (tarfile.TarError, OSError) as exc:
-        raise InvalidData(f"{source.name}: not a readable tar archive ({exc})") from exc
+        raise InvalidData(f"{source.name}: not a readable tar archive ({_reason(exc)})") from exc
     with archive:
         budget = UnpackBudget(source.name, source.stat().st_size)
         members: list[tarfile.TarInfo] = []
@@ -179,7 +212,8 @@ def _unpack_tar(source: Path, dest: Path) -> None:
             try:
                 member = next(headers, None)
             except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-                raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+                reason = _reason(exc)
+                raise InvalidData(f"{source.name}: the tar archive is damaged ({reason})") from exc
             if member is None:
                 break
             members.append(member)
@@ -201,14 +235,16 @@ def _unpack_tar(source: Path, dest: Path) -> None:
             if member.isdir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
+                target.parent.mkdir(parents=True, exist_ok=True)
                 src = archive.extractfile(member)
                 assert src is not None  # a regular file, checked above
                 with src:
                     budget.copy(src, target, member.size, f"{source.name}: {path}")
-            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            except (tarfile.TarError, EOFError, zlib.error) as exc:
                 raise InvalidData(f"{source.name}: the tar archive is damaged ({exc})") from exc
+            except OSError as exc:
+                raise _member_error(source.name, path, exc) from exc
 
 
 @contextlib.contextmanager

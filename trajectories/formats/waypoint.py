@@ -44,7 +44,7 @@ from ..models import (
 )
 from ..records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from ..uixml import UIXmlError, clean_ui_xml, parse_ui_xml
-from ..validation import InvalidData, check_kind, fail, field_at
+from ..validation import InvalidData, check_kind, check_no_nul, fail, field_at
 from .archive import loads, read_file
 
 FORMAT = "waypoint"
@@ -419,7 +419,10 @@ def _project_of(trajectories: QuerySet[Trajectory]) -> str:
 def exported_project(folder: Path) -> str:
     """The name of the project an export came from, as its manifest says ("" if it does not)."""
     project = read_manifest(folder).get("project")
-    return project if isinstance(project, str) else ""
+    if not isinstance(project, str):
+        return ""
+    check_no_nul(project, f"{MANIFEST}.project")  # copies record it in their metadata
+    return project
 
 
 def _card(counts: dict[str, int], apps: Counter, project: str, filters: dict[str, Any]) -> str:

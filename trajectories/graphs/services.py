@@ -18,7 +18,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from trajectories import events
-from trajectories.jobs import enqueue_job
+from trajectories.jobs import enqueue_job, internal_error_message
 from trajectories.models import Job, JobKind, Project, Status, Trajectory
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import record_event
@@ -145,7 +145,7 @@ def run_memory_graph_job(job: Job, progress: Callable[[int, int], None]) -> dict
     try:
         return _build(graph, progress)
     except Exception as exc:
-        message = str(exc) if isinstance(exc, InvalidData) else f"{type(exc).__name__}: {exc}"
+        message = str(exc) if isinstance(exc, InvalidData) else internal_error_message(job, exc)
         MemoryGraph.objects.filter(pk=graph.pk).update(status=GraphStatus.FAILED, message=message)
         raise
 
