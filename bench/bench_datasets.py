@@ -4,10 +4,10 @@
     python bench/bench_datasets.py --counts 10,100   # a quick run
 
 For each dataset size, every format is exported in a fresh subprocess (so its peak memory,
-``ru_maxrss``, is its own), twice (``--repeat``): the faster run counts, as on a shared machine
-the slower one mostly measures the neighbours; then the evaluator scores a predictions file
-with one line per step of the androtmem export (half in AndroTMem's layout, half as GUI-Owl
-raw output).
+``ru_maxrss``, is its own), twice (``--repeat``, round by round): the faster run counts, as on
+a shared machine the slower one mostly measures the neighbours; then the evaluator scores a
+predictions file with one line per step of the androtmem export (half in AndroTMem's layout,
+half as GUI-Owl raw output).
 
 Targets (issue 10): stamp-sft at K=5 >= 2,000 steps/s with peak memory flat in dataset size
 (large / small <= 1.2); androtmem and androidcontrol at least as fast as the native export; the
@@ -131,21 +131,24 @@ def measure(count: int, args, databases: Databases, work: Path) -> dict:
         "generate", env, project=project, count=count, steps=args.steps, size=size, seed=count
     )
     row = {"label": label}
-    for fmt in FORMATS:
-        runs = []
-        for attempt in range(args.repeat):
+    runs: dict[str, list[dict]] = {fmt: [] for fmt in FORMATS}
+    # Round by round, every format once a round: a machine whose speed drifts (a shared one)
+    # slows all formats alike instead of whichever ran during the slow spell.
+    for attempt in range(args.repeat):
+        for fmt in FORMATS:
             dest = work / f"{fmt}_{label}"
             shutil.rmtree(dest, ignore_errors=True)
             print(f"[{label}] exporting {fmt} ({attempt + 1}/{args.repeat}) ...", flush=True)
-            runs.append(run_phase("export", env, project=project, dest=dest, format=fmt))
-        row["steps"] = runs[0]["steps"]
+            runs[fmt].append(run_phase("export", env, project=project, dest=dest, format=fmt))
+            if fmt != "androtmem" or attempt + 1 < args.repeat:
+                shutil.rmtree(dest)
+    for fmt in FORMATS:
+        row["steps"] = runs[fmt][0]["steps"]
         # The fastest run: on a shared machine the others measure the neighbours too.
         row[fmt] = {
-            "rate": max(r["steps"] / r["seconds"] for r in runs),
-            "rss_mb": max(r["rss_mb"] for r in runs),
+            "rate": max(r["steps"] / r["seconds"] for r in runs[fmt]),
+            "rss_mb": max(r["rss_mb"] for r in runs[fmt]),
         }
-        if fmt != "androtmem":
-            shutil.rmtree(dest)
     print(f"[{label}] evaluating ...", flush=True)
     row["evaluate"] = run_phase("evaluate", env, dest=work / f"androtmem_{label}")
     return row
@@ -168,8 +171,10 @@ def report(rows: list[dict], args, engine: str) -> None:
     small, large = rows[0], rows[-1]
     stamp_ratio = large["stamp-sft"]["rss_mb"] / small["stamp-sft"]["rss_mb"]
     slowest = min(r["stamp-sft"]["rate"] for r in rows)
+    # On the largest dataset, as the issue's speed targets are set: the small one's exports
+    # take about a second, where a shared machine's drift is as large as the difference.
     versus_native = {
-        fmt: min(r[fmt]["rate"] / r["waypoint"]["rate"] for r in rows)
+        fmt: large[fmt]["rate"] / large["waypoint"]["rate"]
         for fmt in ("androtmem", "androidcontrol")
     }
     evaluate = large["evaluate"]
@@ -187,7 +192,7 @@ def report(rows: list[dict], args, engine: str) -> None:
             stamp_ratio <= PEAK_RATIO_TARGET,
         ),
         *(
-            (f"{fmt} / native speed (lowest)", f"{ratio:.2f}", ">= 1.00", ratio >= 1.0)
+            (f"{fmt} / native speed, {large['label']}", f"{ratio:.2f}", ">= 1.00", ratio >= 1.0)
             for fmt, ratio in versus_native.items()
         ),
         (
