@@ -760,11 +760,22 @@ def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
     )
 
 
+def _virtual_task(project: Project, record: TaskRecord) -> Task:
+    """The project's task of a virtual-device task, with the grading rule the device grades it
+    by: tasks imported before the rule was kept were stored as ``exact``, and the evaluator and
+    the exports would grade them otherwise than the device did."""
+    task = get_or_create_task(project, record)
+    if task.grading_rule != record.grading_rule:
+        Task.objects.filter(pk=task.pk).update(grading_rule=record.grading_rule)
+        task.grading_rule = record.grading_rule
+    return task
+
+
 def do_import_virtual_tasks(project: Project, conn: Connected) -> list[Task]:
     """The virtual device's tasks (instruction, gold answer) as tasks of the project."""
     if not conn.facts.virtual:
         return []
-    return [get_or_create_task(project, _virtual_task_record(i)) for i in _declared_tasks(conn)]
+    return [_virtual_task(project, _virtual_task_record(i)) for i in _declared_tasks(conn)]
 
 
 def virtual_task_at_seed(task: Task, conn: Connected) -> Task:
@@ -776,7 +787,4 @@ def virtual_task_at_seed(task: Task, conn: Connected) -> Task:
     item = next((i for i in _declared_tasks(conn) if i["id"] == task_id), None)
     if item is None:
         return task  # not on this device: recorded as asked, graded by its stored gold answer
-    record = _virtual_task_record(item)
-    if record.uid == task.uid:
-        return task
-    return get_or_create_task(task.project, record)
+    return _virtual_task(task.project, _virtual_task_record(item))

@@ -29,7 +29,7 @@ from devices.services.actions import CannotType, input_text_calls
 from devices.services.recording import ui_tree_of
 from devices.virtual import VirtualDevice
 from tests.devices.conftest import free_port
-from trajectories.models import AuditEvent, MemoryTarget, Status, Trajectory
+from trajectories.models import AuditEvent, MemoryTarget, Status, Task, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
 
@@ -302,7 +302,12 @@ def test_finishing_on_the_virtual_device_grades_the_answer(
     adb_servers, device, alice, project, virtual_device
 ):
     lease = do_take_device(device.serial, adb_servers[0], alice)
+    # A task imported before rules were kept was stored as exact: importing again corrects it.
     tasks = do_import_virtual_tasks(project, connect(device.serial))
+    graded_by_number = next(t for t in tasks if t.grading_rule == "number")
+    Task.objects.filter(pk=graded_by_number.pk).update(grading_rule="exact")
+    tasks = do_import_virtual_tasks(project, connect(device.serial))
+    assert Task.objects.get(pk=graded_by_number.pk).grading_rule == "number"
     assert len(tasks) == len(virtual_device.catalog.tasks)
     # Each keeps the rule the device grades it by, so the evaluator grades it the same way.
     assert {t.uid.split(":")[1]: t.grading_rule for t in tasks} == {
