@@ -249,6 +249,9 @@ WAYPOINT_MAX_FILE_BYTES = envint("WAYPOINT_MAX_FILE_BYTES", 64 * 1024**2)
 # An archive may unpack to at most this many bytes, and to at most this many times its own size.
 WAYPOINT_MAX_UNPACKED_BYTES = envint("WAYPOINT_MAX_UNPACKED_BYTES", 4 * 1024**3)
 WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
+# Members (files and folders) an imported archive may hold: an export holds two per distinct
+# screen; millions of empty files would pass the size limits.
+WAYPOINT_MAX_ARCHIVE_MEMBERS = envint("WAYPOINT_MAX_ARCHIVE_MEMBERS", 200_000)
 # Imported images are decoded in full; neither side may exceed this many pixels.
 WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)

@@ -44,7 +44,7 @@ from .formats import (
     export_trajectories,
     import_trajectories,
 )
-from .formats.archive import check_zip_size, human_size
+from .formats.archive import check_zip_members, check_zip_size, human_size
 from .formats.detect import AUTO, detect_archive_format
 from .models import Job, JobKind, JobStatus, Project
 from .selectors import check_trajectory_filters, trajectory_list
@@ -112,6 +112,7 @@ def check_archive(upload) -> None:
     if name.endswith(".zip"):
         # A zip's sizes are in its central directory: a zip bomb is refused before it is queued.
         try:
+            check_zip_members(upload, f"file: {upload.name}")
             with zipfile.ZipFile(upload) as archive:
                 check_zip_size(archive, f"file: {upload.name}", upload.size)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:

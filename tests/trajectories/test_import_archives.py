@@ -177,3 +177,87 @@ def test_the_api_names_a_zip_whose_central_directory_is_broken(project, alice):
         "detail": "file: broken.zip is not a readable .zip archive "
         "(Bad magic number for central directory)"
     }
+
+
+# ---------------------------------------------------------------- how many members
+
+
+def zip_of_empty_files(path: Path, members: int) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for i in range(members):
+            archive.writestr(f"export/empty-{i:03}", b"")
+    return path
+
+
+def test_a_zip_of_more_members_than_the_limit_is_refused_before_anything_is_unpacked(
+    project, tmp_path, settings
+):
+    settings.WAYPOINT_MAX_ARCHIVE_MEMBERS = 5
+    many = zip_of_empty_files(tmp_path / "many.zip", 6)
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, many, workdir=work)
+    assert str(caught.value) == (
+        "many.zip: holds at least 6 members, over the limit of 5 (WAYPOINT_MAX_ARCHIVE_MEMBERS)"
+    )
+    assert list(work.iterdir()) == []
+
+
+def test_a_zip_whose_end_record_understates_its_members_is_refused_once_they_are_read(
+    project, tmp_path, settings
+):
+    settings.WAYPOINT_MAX_ARCHIVE_MEMBERS = 5
+    liar = zip_of_empty_files(tmp_path / "liar.zip", 9)
+    data = bytearray(liar.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 8 : end + 12] = (1).to_bytes(2, "little") * 2  # "1 member" on disk and in all
+    liar.write_bytes(bytes(data))
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, liar, workdir=tmp_path)
+    assert str(caught.value) == (
+        "liar.zip: holds 9 members, over the limit of 5 (WAYPOINT_MAX_ARCHIVE_MEMBERS)"
+    )
+
+
+def test_a_tar_of_more_members_than_the_limit_is_refused_as_its_headers_are_read(
+    project, tmp_path, settings
+):
+    settings.WAYPOINT_MAX_ARCHIVE_MEMBERS = 5
+    many = tmp_path / "many.tar"
+    with tarfile.open(many, "w") as archive:
+        for i in range(50):
+            archive.addfile(tarfile.TarInfo(f"export/empty-{i:03}"), io.BytesIO())
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(InvalidData) as caught:
+        import_trajectories(project, many, workdir=work)
+    assert str(caught.value) == (
+        "many.tar: holds at least 6 members, over the limit of 5 (WAYPOINT_MAX_ARCHIVE_MEMBERS)"
+    )
+    assert list(work.iterdir()) == []
+
+
+def test_the_api_refuses_a_zip_of_too_many_members_before_queueing_it(
+    project, alice, tmp_path, settings
+):
+    settings.WAYPOINT_MAX_ARCHIVE_MEMBERS = 5
+    many = zip_of_empty_files(tmp_path / "many.zip", 6)
+    response = as_user(alice).post(
+        f"{API}/projects/{project.pk}/imports/",
+        {"file": ContentFile(many.read_bytes(), name="many.zip"), "format": "waypoint"},
+        format="multipart",
+    )
+    assert response.status_code == 422
+    assert response.json() == {
+        "detail": "file: many.zip: holds at least 6 members, over the limit of 5 "
+        "(WAYPOINT_MAX_ARCHIVE_MEMBERS)"
+    }
+    assert not Job.objects.exists()
+
+
+def test_an_export_within_the_member_limit_imports(project, exported_zip, settings):
+    with zipfile.ZipFile(exported_zip) as archive:
+        settings.WAYPOINT_MAX_ARCHIVE_MEMBERS = len(archive.infolist())
+    summary = import_trajectories(project, exported_zip)
+    assert summary["created"] == 1

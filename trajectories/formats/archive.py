@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import struct
 import sys
 import tarfile
 import tempfile
@@ -144,6 +145,58 @@ class UnpackBudget:
                 out.write(chunk)
 
 
+EOCD = b"PK\x05\x06"  # end of central directory record
+ZIP64_LOCATOR, ZIP64_EOCD = b"PK\x06\x07", b"PK\x06\x06"
+CENTRAL_ENTRY_MAX = 1100  # bytes a member's central directory entry may take, name included
+
+
+def _zip_directory(source: BinaryIO) -> tuple[int, int] | None:
+    """(members, bytes) of a zip's central directory as its end record states them; None when
+    there is no end record (``zipfile`` then says the archive is broken)."""
+    source.seek(0, 2)
+    size = source.tell()
+    tail = min(size, 22 + 65535)  # the record, and a comment of at most 64 KiB
+    source.seek(size - tail)
+    data = source.read(tail)
+    at = data.rfind(EOCD)
+    if at < 0 or len(data) - at < 22:
+        return None
+    members, directory = struct.unpack("<HI", data[at + 10 : at + 16])
+    if (members == 0xFFFF or directory == 0xFFFFFFFF) and at >= 20:
+        locator = data[at - 20 : at]
+        if locator[:4] == ZIP64_LOCATOR:
+            (offset,) = struct.unpack("<Q", locator[8:16])
+            source.seek(offset)
+            record = source.read(56)
+            if record[:4] == ZIP64_EOCD and len(record) == 56:
+                members, directory = struct.unpack("<QQ", record[32:48])
+    return members, directory
+
+
+def check_zip_members(source: BinaryIO, name: str) -> None:
+    """Refuse a zip of more than ``WAYPOINT_MAX_ARCHIVE_MEMBERS`` members from its end record,
+    before ``zipfile`` reads its central directory (an object per member, in memory). A record
+    that understates the count is caught by the directory's size, and by the count once read."""
+    position = source.tell()
+    try:
+        found = _zip_directory(source)
+    finally:
+        source.seek(position)
+    if found is not None:
+        members, directory = found
+        check_member_count(max(members, directory // CENTRAL_ENTRY_MAX), name, at_least=True)
+
+
+def check_member_count(members: int, name: str, *, at_least: bool = False) -> None:
+    limit = settings.WAYPOINT_MAX_ARCHIVE_MEMBERS
+    if members > limit:
+        count = f"at least {members:,}" if at_least else f"{members:,}"
+        raise InvalidData(
+            f"{name}: holds {count} members, over the limit of {limit:,} "
+            "(WAYPOINT_MAX_ARCHIVE_MEMBERS)"
+        )
+
+
 def _check_no_clash(members: list[tuple[PurePosixPath, bool]], archive: str) -> None:
     """Refuse an archive naming one path as both a file and a folder (it cannot be unpacked)."""
     files = {path for path, is_dir in members if not is_dir}
@@ -156,6 +209,7 @@ def _check_no_clash(members: list[tuple[PurePosixPath, bool]], archive: str) -> 
 
 def check_zip_size(archive: zipfile.ZipFile, name: str, packed: int) -> None:
     """Refuse a zip whose headers say it unpacks to too much, or to a file too large."""
+    check_member_count(len(archive.infolist()), name)
     total = 0
     for info in archive.infolist():
         if not info.is_dir():
@@ -165,6 +219,8 @@ def check_zip_size(archive: zipfile.ZipFile, name: str, packed: int) -> None:
 
 
 def _unpack_zip(source: Path, dest: Path) -> None:
+    with open(source, "rb") as raw:
+        check_zip_members(raw, source.name)
     try:
         archive = zipfile.ZipFile(source)
     except zipfile.BadZipFile as exc:
@@ -217,6 +273,7 @@ def _unpack_tar(source: Path, dest: Path) -> None:
             if member is None:
                 break
             members.append(member)
+            check_member_count(len(members), source.name, at_least=True)
             path = _safe_member_path(member.name, source.name)
             if member.issym() or member.islnk():
                 raise InvalidData(f"{source.name}: member {member.name!r} is a link")
