@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -40,6 +42,32 @@ def wait_until(condition, timeout: float = 60, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@contextlib.contextmanager
+def stalled_worker(tmp_path: Path, database_url: str, stalled: bytes) -> Iterator[None]:
+    """A stalling worker on the ``faults`` queue, until its log says ``stalled``; the block
+    looks at the job then, and the worker is SIGKILLed when it ends."""
+    log = tmp_path / "doomed.log"
+    doomed = start_worker(log, database_url, "-Q", "faults", program=STALLING_WORKER, **FAST_REAPER)
+    try:
+        wait_until(lambda: stalled in log.read_bytes(), what=stalled.decode())
+        yield
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=20)
+    finally:
+        if doomed.poll() is None:
+            doomed.kill()
+
+
+def finished_by_a_new_worker(job: Job, tmp_path: Path, database_url: str) -> Job:
+    rescuer = start_worker(
+        tmp_path / "rescuer.log", database_url, "-Q", "celery,faults", **FAST_REAPER
+    )
+    try:
+        return wait_for_job(job.pk)
+    finally:
+        stop_worker(rescuer)
+
+
 def queued_export(project, alice) -> Job:
     """An export job sent to the fault tests' own queue, out of reach of any other worker."""
     job = Job.objects.create(
@@ -56,26 +84,9 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
     settings.WAYPOINT_JOB_STALE_S = int(FAST_REAPER["WAYPOINT_JOB_STALE_S"])
     do_import_trajectory(project, make_record(steps=3, seed=21))
     job = queued_export(project, alice)
-    doomed = start_worker(
-        tmp_path / "doomed.log",
-        worker_database_url,
-        "-Q",
-        "faults",
-        program=STALLING_WORKER,
-        **FAST_REAPER,
-    )
-    try:
-        wait_until(
-            lambda: b"export written, stalling" in (tmp_path / "doomed.log").read_bytes(),
-            what="the export to be written",
-        )
+    with stalled_worker(tmp_path, worker_database_url, b"export written, stalling"):
         assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
         assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the job writes in its own folder"
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(timeout=20)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
 
     # No worker is left. The job page must not say "running" about a job nobody runs.
     client.force_login(alice)
@@ -97,13 +108,7 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
         what="the reaper to remove the dead run's files",
     )
 
-    rescuer = start_worker(
-        tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
-    )
-    try:
-        finished = wait_for_job(job.pk)
-    finally:
-        stop_worker(rescuer)
+    finished = finished_by_a_new_worker(job, tmp_path, worker_database_url)
     assert finished.status == JobStatus.SUCCEEDED, finished.message
     assert finished.attempts == 2
     assert finished.counts["trajectories"] == 1
@@ -161,34 +166,11 @@ def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates
     upload = ContentFile(zip_of(tmp_path / "export"), name="two.zip")
     job = do_start_import(project, upload, "waypoint", alice)
     run_job_task.apply_async((job.pk,), queue="faults")
-    doomed = start_worker(
-        tmp_path / "doomed.log",
-        worker_database_url,
-        "-Q",
-        "faults",
-        program=STALLING_WORKER,
-        **FAST_REAPER,
-    )
-    try:
-        wait_until(
-            lambda: b"one trajectory imported, stalling" in (tmp_path / "doomed.log").read_bytes(),
-            what="the first trajectory to be imported",
-        )
+    with stalled_worker(tmp_path, worker_database_url, b"one trajectory imported, stalling"):
         assert project.trajectories.count() == 1
         assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the archive unpacks in the job's folder"
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(timeout=20)
-    finally:
-        if doomed.poll() is None:
-            doomed.kill()
 
-    rescuer = start_worker(
-        tmp_path / "rescuer.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
-    )
-    try:
-        finished = wait_for_job(job.pk)
-    finally:
-        stop_worker(rescuer)
+    finished = finished_by_a_new_worker(job, tmp_path, worker_database_url)
     assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
     assert (finished.counts["created"], finished.counts["existing"]) == (1, 1)
     assert project.trajectories.count() == 2
