@@ -309,12 +309,20 @@ def evaluate(
             memory[verdict] += 1
         if task.get("gold_answer"):
             answers["tasks"] += 1
-            answer = None
+            answer = status = None
             for step in steps:
                 prediction = predicted.get(str(step.get("step_index")))
                 given = answer_of(prediction.action) if prediction and prediction.action else None
-                if given is not None:
+                if given is None:
+                    continue
+                # A finish whose value is a terminate status (AndroTMem's layout writes the
+                # answer and the terminate after it both as finish) is the answer only when
+                # no other answer was given.
+                if given.strip().lower() in TERMINATE_STATUSES:
+                    status = given
+                else:
                     answer = given
+            answer = answer if answer is not None else status
             answers["correct"] += answer_correct(
                 answer, task["gold_answer"], task.get("grading_rule", "exact")
             )
