@@ -257,3 +257,35 @@ def test_a_celery_worker_builds_the_graph(project, alice):
     assert (job.status, graph.status) == ("succeeded", "ready"), job.message
     assert (job.done, job.total) == (2, 2)
     assert graph.node_count > 0 and load_graph(graph).trajectories == graph.inputs["trajectories"]
+
+
+@pytest.mark.django_db
+def test_an_extension_after_labels_changed_is_built_again_from_every_trajectory(
+    project, alice, client, django_capture_on_commit_callbacks
+):
+    from trajectories import label_edits
+    from trajectories.models import Trajectory
+
+    import_generated(project, range(3))
+    first = build_now(project, alice, django_capture_on_commit_callbacks)
+    assert set(first.inputs["versions"]) == set(first.inputs["trajectories"])
+    import_generated(project, range(3, 5))
+    # Unchanged labels: the extension reads only the new trajectories.
+    extended = build_now(project, alice, django_capture_on_commit_callbacks, extend=first)
+    assert extended.job.total == 2 and "rebuilt" not in extended.inputs
+    # A subgoal of a trajectory the graph holds is merged into its neighbour.
+    changed = Trajectory.objects.get(uid=first.inputs["trajectories"][1])
+    subgoal = Subgoal.objects.filter(trajectory=changed).order_by("start").first()
+    label_edits.do_merge_subgoals(changed, alice, changed.version, subgoal.pk)
+    import_generated(project, [5])
+    rebuilt = build_now(project, alice, django_capture_on_commit_callbacks, extend=extended)
+    full = build_now(project, alice, django_capture_on_commit_callbacks)
+    assert rebuilt.inputs["rebuilt"] == [str(changed.uid)]
+    assert rebuilt.inputs["trajectories"] == full.inputs["trajectories"]
+    assert rebuilt.job.total == 6  # every trajectory read again
+    a, b = load_graph(rebuilt), load_graph(full)
+    assert a.members == b.members and a.edges == b.edges
+    assert np.array_equal(a.edge_vectors, b.edge_vectors)
+    client.force_login(alice)
+    page = client.get(f"/projects/{project.pk}/graphs/").content.decode()
+    assert f"rebuilt from v{extended.version}: the labels of 1 trajectory changed" in page

@@ -90,6 +90,11 @@ def do_build_memory_graph(
     chosen = labelled(trajectory_list(None, project, filters), params["granularity"])
     keys = [str(uid) for uid in chosen.order_by("created_at", "id").values_list("uid", flat=True)]
     held = list(extend.inputs.get("trajectories", [])) if extend is not None else []
+    changed = changed_since(extend) if extend is not None else []
+    if changed:
+        # Labels of trajectories the parent holds changed after it was built: added to, it
+        # would keep their old subgoals. The new version is built again from all of them.
+        held = []
     held_set = set(held)
     added = [key for key in keys if key not in held_set]
     what = "subgoals" if params["granularity"] == "subgoal" else "steps"
@@ -113,6 +118,7 @@ def do_build_memory_graph(
                 "approved_only": approved_only,
                 "trajectories": held + added,
                 "added": added,
+                **({"rebuilt": changed} if changed else {}),
             },
             created_by=user if user is not None and user.is_authenticated else None,
             parent=extend,
@@ -137,6 +143,23 @@ def do_build_memory_graph(
         if queue:
             enqueue_job(job)
     return graph
+
+
+def changed_since(graph: MemoryGraph) -> list[str]:
+    """The trajectories of ``graph`` whose labels changed after it was built (their version is
+    not the one it was built from), or were deleted; all of them when the graph does not say
+    (built before versions were kept, or imported from another instance)."""
+    held = list(graph.inputs.get("trajectories", []))
+    built_from = graph.inputs.get("versions")
+    if not isinstance(built_from, dict):
+        return held
+    now = {
+        str(uid): version
+        for uid, version in Trajectory.objects.filter(
+            project=graph.project_id, uid__in=held
+        ).values_list("uid", "version")
+    }
+    return [key for key in held if now.get(key) is None or now[key] != built_from.get(key)]
 
 
 def run_memory_graph_job(job: Job, progress: Callable[[int, int], None]) -> dict[str, Any]:
@@ -168,13 +191,19 @@ def _build(graph: MemoryGraph, progress: Callable[[int, int], None]) -> dict[str
         chunk = [by_key[key] for key in added[start : start + GATHER_CHUNK]]
         items.extend(gather_inputs(chunk, params["granularity"], embedder))
         progress(min(start + GATHER_CHUNK, len(added)), len(added))
-    parent = load_graph(graph.parent) if graph.parent is not None else None
+    # The label versions read, so that an extension can tell whose labels changed since.
+    versions = {key: by_key[key].version for key in added}
+    extending = graph.parent is not None and "rebuilt" not in graph.inputs
+    parent = load_graph(graph.parent) if extending else None
+    if extending:
+        versions = {**graph.parent.inputs.get("versions", {}), **versions}
     data = build_graph(items, params, embedder, extend=parent)
     data.params = params  # k may differ from the parent's
     graph.file.save(f"memory-graph-v{graph.version}.npz", ContentFile(to_npz_bytes(data)), False)
     graph.node_count, graph.edge_count = data.node_count, data.edge_count
     graph.status, graph.message = GraphStatus.READY, ""
-    graph.save(update_fields=["file", "node_count", "edge_count", "status", "message"])
+    graph.inputs = {**graph.inputs, "versions": versions}
+    graph.save(update_fields=["file", "node_count", "edge_count", "status", "message", "inputs"])
     return {"nodes": data.node_count, "edges": data.edge_count, "trajectories": len(added)}
 
 
