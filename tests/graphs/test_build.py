@@ -288,4 +288,5 @@ def test_an_extension_after_labels_changed_is_built_again_from_every_trajectory(
     assert np.array_equal(a.edge_vectors, b.edge_vectors)
     client.force_login(alice)
     page = client.get(f"/projects/{project.pk}/graphs/").content.decode()
-    assert f"rebuilt from v{extended.version}: the labels of 1 trajectory changed" in page
+    assert f"rebuilt from v{extended.version}, 1 changed" in page
+    assert f"The labels of 1 trajectory of v{extended.version} changed since" in page
