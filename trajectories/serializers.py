@@ -37,6 +37,7 @@ from .models import (
     Task,
     Trajectory,
 )
+from .routes import route_parts
 
 
 def absolute(context: dict[str, Any], url: str) -> str:
@@ -46,7 +47,6 @@ def absolute(context: dict[str, Any], url: str) -> str:
 
 
 ZERO = timedelta(0)
-URL_PROBE = 987654321987654321  # an id no route contains elsewhere
 
 
 def object_url(context: dict[str, Any], name: str, pk: int) -> str:
@@ -56,8 +56,7 @@ def object_url(context: dict[str, Any], name: str, pk: int) -> str:
     """
     prefixes = context.setdefault("_url_parts", {})
     if name not in prefixes:
-        probe = absolute(context, reverse(name, args=[URL_PROBE]))
-        prefixes[name] = probe.split(str(URL_PROBE), 1)
+        prefixes[name] = route_parts(name, lambda path: absolute(context, path))
     head, tail = prefixes[name]
     return f"{head}{pk}{tail}"
 

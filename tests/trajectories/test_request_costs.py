@@ -86,7 +86,7 @@ def test_the_api_list_costs_four_queries_with_1_or_60_rows(client, project, alic
 
 
 def test_the_api_list_resolves_the_trajectory_route_once(client, project, alice, monkeypatch):
-    from trajectories import serializers
+    from trajectories import routes, serializers
 
     import_many(project, 12)
     token = Token.objects.create(user=alice)
@@ -97,7 +97,9 @@ def test_the_api_list_resolves_the_trajectory_route_once(client, project, alice,
         reversed_names.append(name)
         return real_reverse(name, *args, **kwargs)
 
+    # The serializers reverse routes, and trajectories.routes does for them.
     monkeypatch.setattr(serializers, "reverse", counting_reverse)
+    monkeypatch.setattr(routes, "reverse", counting_reverse)
     response = client.get(
         reverse("api-project-trajectories", args=[project.pk]),
         headers={"Authorization": f"Token {token.key}"},

@@ -10,16 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django import template
-from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from ..models import Outcome, Source, Status, Trajectory
+from ..routes import route_parts
 
 register = template.Library()
 
-PROBE = 987654321987654321  # an id no route contains elsewhere
 ROW = (
     "    <tr>\n"
     '      <td class="goal"><a href="{}" title="{}">{}</a></td>\n'
@@ -39,10 +38,10 @@ STATUSES, OUTCOMES, SOURCES = dict(Status.choices), dict(Outcome.choices), dict(
 @register.simple_tag
 def trajectory_rows(trajectories: Iterable[Trajectory]) -> SafeString:
     """One ``<tr>`` per trajectory (its goal linking to its page), or a row saying none match."""
-    link = reverse("trajectory-detail", args=[PROBE])
+    head, tail = route_parts("trajectory-detail")
     rows = [
         (
-            link.replace(str(PROBE), str(t.pk)),
+            f"{head}{t.pk}{tail}",
             *(goal := "" if t.task is None else t.task.goal, goal),
             formats.localize(t.step_count),
             t.status,

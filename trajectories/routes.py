@@ -1,0 +1,16 @@
+"""A route's URL for many ids from one ``reverse``: lists link every row to the same route."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.urls import reverse
+
+PROBE = 987654321987654321  # an id no route contains elsewhere
+
+
+def route_parts(name: str, wrap: Callable[[str], str] = str) -> tuple[str, str]:
+    """``(head, tail)`` of route ``name`` around its id: its URL for ``pk`` is
+    ``f"{head}{pk}{tail}"``. ``wrap`` makes the URL wanted of the path (an absolute one)."""
+    head, tail = wrap(reverse(name, args=[PROBE])).split(str(PROBE), 1)
+    return head, tail
