@@ -11,14 +11,12 @@
 from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Subquery
-from django.http import Http404
 
 from trajectories.access import (
     AccessDenied,
     access_project,
     access_trajectory,
     role_in,
-    trajectories_of,
 )
 from trajectories.edits import undo_state_subqueries
 from trajectories.models import Membership, Project, Role, Trajectory
@@ -87,25 +85,19 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     trajectory with :func:`access_labels` and ask as they draw.
     """
     here = OuterRef("pk")
-    try:
-        trajectory = (
-            trajectories_of(user)
-            .select_related("project", "task", "recorded_by")
-            .annotate(
-                viewer_role=Subquery(
-                    Membership.objects.filter(
-                        project=OuterRef("project_id"), user_id=user.pk
-                    ).values("role")[:1]
-                ),
-                has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
-                has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
-                has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
-                **undo_state_subqueries(here),
-            )
-            .get(pk=trajectory_id)
-        )
-    except (Trajectory.DoesNotExist, ValueError, TypeError):
-        raise Http404("No such trajectory") from None
+    trajectory = access_trajectory(
+        user,
+        trajectory_id,
+        viewer_role=Subquery(
+            Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk).values(
+                "role"
+            )[:1]
+        ),
+        has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
+        has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
+        has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
+        **undo_state_subqueries(here),
+    )
     known = trajectory.__dict__
     if not trajectory.has_assignees:
         known["_assignees"] = frozenset()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
@@ -49,11 +51,14 @@ def trajectories_of(user) -> QuerySet[Trajectory]:
     return Trajectory.objects.filter(project__in=projects_of(user))
 
 
-def access_trajectory(user, trajectory_id) -> Trajectory:
+def access_trajectory(user, trajectory_id, **annotations: Any) -> Trajectory:
+    """The trajectory if the user is a member of its project (outsiders get a 404), with its
+    project, task and recorder, and any ``annotations`` loaded in the same query."""
     try:
         return (
             trajectories_of(user)
             .select_related("project", "task", "recorded_by")
+            .annotate(**annotations)
             .get(pk=trajectory_id)
         )
     except (Trajectory.DoesNotExist, ValueError, TypeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .grading import GRADING_RULES
+from .grading import GRADING_RULES, UnknownGradingRule
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
 
 
@@ -219,7 +219,7 @@ def check_anchor_link(
 
 def check_grading_rule(value: Any, where: str) -> str:
     if value not in GRADING_RULES:
-        raise fail(where, f"unknown grading rule {value!r} (known: {', '.join(GRADING_RULES)})")
+        raise fail(where, str(UnknownGradingRule(value)))
     return value
 
 
