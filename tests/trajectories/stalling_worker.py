@@ -22,29 +22,21 @@ from celery.bin.celery import main  # noqa: E402
 
 from trajectories import formats, jobs  # noqa: E402
 
-export_for_real = jobs.export_trajectories
+
+def then_stall(real, done: str):
+    """``real``, after which the worker says ``done`` and stalls (until it is killed)."""
+
+    def stalling(*args, **kwargs):
+        result = real(*args, **kwargs)
+        print(f"stalling_worker: {done}, stalling", flush=True)
+        time.sleep(3600)
+        return result
+
+    return stalling
 
 
-def export_then_stall(*args, **kwargs):
-    counts = export_for_real(*args, **kwargs)
-    print("stalling_worker: export written, stalling", flush=True)
-    time.sleep(3600)
-    return counts
-
-
-jobs.export_trajectories = export_then_stall
-
-import_for_real = formats.do_import_trajectory
-
-
-def import_then_stall(*args, **kwargs):
-    written = import_for_real(*args, **kwargs)
-    print("stalling_worker: one trajectory imported, stalling", flush=True)
-    time.sleep(3600)
-    return written
-
-
-formats.do_import_trajectory = import_then_stall
+jobs.export_trajectories = then_stall(jobs.export_trajectories, "export written")
+formats.do_import_trajectory = then_stall(formats.do_import_trajectory, "one trajectory imported")
 
 if __name__ == "__main__":
     sys.argv = ["celery", *sys.argv[1:]]
