@@ -240,6 +240,24 @@ FILE_UPLOAD_TEMP_DIR = os.getenv("FILE_UPLOAD_TEMP_DIR", str(VAR_DIR / "uploads-
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 WAYPOINT_UPLOAD_TMP_MAX_AGE_S = envint("WAYPOINT_UPLOAD_TMP_MAX_AGE_S", 6 * 3600)
 
+# The trajectory lists (page and API) keep what they computed in each web process until the
+# project's data changes (trajectories/list_cache.py), for at most this many seconds; 0: off.
+WAYPOINT_LIST_CACHE_S = envint("WAYPOINT_LIST_CACHE_S", 300)
+if WAYPOINT_LIST_CACHE_S < 0:
+    raise ImproperlyConfigured(
+        f"WAYPOINT_LIST_CACHE_S must be 0 or more seconds, got {WAYPOINT_LIST_CACHE_S}"
+    )
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # In process: an entry is named by the project's data version, which lives in the database,
+    # so the processes need not share it.
+    "lists": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "waypoint-lists",
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
+}
+
 # ADB: the adb servers whose devices Waypoint sees, as host:port.
 ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
 

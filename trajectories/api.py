@@ -30,6 +30,7 @@ from rest_framework.views import APIView
 
 from config.login_throttle import locked_out_json
 
+from . import list_cache
 from .access import (
     access_blob,
     access_job,
@@ -459,8 +460,10 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
     serializer_class = TrajectorySerializer
     pagination_class = Pagination
 
+    project: Project | None = None  # checked by get()
+
     def get_queryset(self) -> QuerySet[Trajectory]:
-        project = access_project(self.request.user, self.kwargs["project_id"])
+        project = self.project or access_project(self.request.user, self.kwargs["project_id"])
         filters = list_filters(self.request.query_params)
         sort = self.request.query_params.get("sort")
         return list_rows(trajectory_list(self.request.user, project, filters, sort))
@@ -471,7 +474,15 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
         responses={200: TrajectorySerializer(many=True), **_errors(400, 401, 404)},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
+        self.project = access_project(request.user, self.kwargs["project_id"])
+        # Members see the same rows: the key is what was asked (links name the host), not who.
+        data = list_cache.remembered(
+            self.project,
+            "api",
+            request.build_absolute_uri(),
+            lambda: super(ProjectTrajectoryListView, self).get(request, *args, **kwargs).data,
+        )
+        return Response(data)
 
 
 @extend_schema(tags=["trajectories"])

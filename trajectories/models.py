@@ -8,9 +8,12 @@ unchanged, and are checked by ``trajectories.validation``.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
+
+from .list_cache import ListedQuerySet
 
 
 class Role(models.TextChoices):
@@ -29,12 +32,29 @@ class Project(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
     )
+    data_version = models.PositiveBigIntegerField(
+        default=0,
+        editable=False,
+        help_text="Raised after each committed change that the project's lists show "
+        "(trajectories/list_cache.py).",
+    )
 
     class Meta:
         ordering = ["name", "id"]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The version is only ever raised in the database: writing back the value this object
+        # was loaded with would lower it, and lists kept for that old value would be served.
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name != "data_version"
+            ]
+        super().save(*args, **kwargs)
 
     def role_of(self, user) -> str | None:
         if not user.is_authenticated:
@@ -104,6 +124,8 @@ class Task(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = ListedQuerySet.as_manager()
+
     class Meta:
         ordering = ["id"]
         constraints = [
@@ -139,7 +161,7 @@ class Outcome(models.TextChoices):
     UNCERTAIN = "uncertain", "Uncertain"
 
 
-class TrajectoryQuerySet(models.QuerySet):
+class TrajectoryQuerySet(ListedQuerySet):
     def originals(self) -> TrajectoryQuerySet:
         """Without second annotators' copies: what lists and exports show."""
         return self.filter(copy_of__isnull=True)

@@ -25,12 +25,13 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix, reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import selectors
+from . import list_cache, selectors
 from .access import (
     access_blob,
     access_job,
@@ -67,6 +68,7 @@ from .models import (
 )
 from .services import do_add_membership, do_remove_membership, do_set_membership
 from .sorting import sort_columns
+from .templatetags.list_rows import trajectory_rows
 from .validation import InvalidData
 
 PAGE_SIZE = 25
@@ -114,7 +116,7 @@ class TrajectoryFilterForm(forms.Form):
     app = forms.CharField(required=False, max_length=255)
     recorder = forms.ChoiceField(required=False)
 
-    def __init__(self, data, project: Project) -> None:
+    def __init__(self, data, project: Project, recorders: list[str]) -> None:
         data = data.copy()
         if data.get("task") and not data.get("task_goal"):
             # A link naming the task by id shows its goal in the search field.
@@ -124,12 +126,6 @@ class TrajectoryFilterForm(forms.Form):
         super().__init__(data)
         self.fields["task_goal"].widget.attrs["data-suggest"] = reverse(
             "task-suggestions", args=[project.pk]
-        )
-        recorders = (
-            project.trajectories.exclude(recorder_name="")
-            .order_by("recorder_name")
-            .values_list("recorder_name", flat=True)
-            .distinct()
         )
         self.fields["recorder"].choices = [("", "anyone")] + [(r, r) for r in recorders]
 
@@ -148,6 +144,16 @@ class TrajectoryFilterForm(forms.Form):
         }
 
 
+def recorder_names(project: Project) -> list[str]:
+    """The names recorders gave, for the list's recorder filter."""
+    return list(
+        project.trajectories.exclude(recorder_name="")
+        .order_by("recorder_name")
+        .values_list("recorder_name", flat=True)
+        .distinct()
+    )
+
+
 TRAJECTORY_COLUMNS = [
     ("Task goal", "goal", "goal"),
     ("Steps", "steps", "num"),
@@ -163,48 +169,83 @@ TRAJECTORY_COLUMNS = [
 @require_GET
 def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
-    form = TrajectoryFilterForm(request.GET, project)
-    filters = form.filters()
-    sort = request.GET.get("sort", "")
-    trajectories = selectors.list_rows(
-        selectors.trajectory_list(request.user, project, filters, sort)
-        if filters is not None
-        else Trajectory.objects.none()
-    )
-    partial = (
+    if (
         request.htmx
         and request.htmx.target == "trajectory-table"
         and not request.htmx.history_restore_request
+    ):
+        context = _list_context(request, project, whole=False)
+        return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
+    # All but the recent jobs is the same for every member who asks for the same URL, until
+    # the project's trajectories change (list_cache.py): the key is what was asked, not who.
+    asked = (request.GET.urlencode(), project.name, project.description, get_script_prefix())
+    body = list_cache.remembered(
+        project,
+        "page",
+        asked,
+        lambda: render_to_string(
+            "trajectories/_list_body.html", _list_context(request, project, whole=True), request
+        ),
     )
+    context = {
+        "project": project,
+        "body": body,
+        "jobs": project.jobs.select_related("created_by")[:5],
+    }
+    return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
+
+
+def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dict[str, Any]:
+    """The filter form, the page of rows and (``whole``) the progress strip of the list."""
+    recorders = list_cache.remembered(project, "recorders", (), lambda: recorder_names(project))
+    form = TrajectoryFilterForm(request.GET, project, recorders)
+    filters = form.filters()
+    sort = request.GET.get("sort", "")
     # The whole page shows the count per status; without filters but the status, the list's
     # count is among them, and the paginator need not count again.
-    counts = None if partial else selectors.status_counts(project)
+    counts = (
+        list_cache.remembered(project, "counts", (), lambda: selectors.status_counts(project))
+        if whole
+        else None
+    )
     known = None
     if counts is not None and filters is not None:
         if not any(v for k, v in filters.items() if k != "status"):
             known = counts.get(filters["status"], 0) if filters["status"] else sum(counts.values())
-    page = Paginator(trajectories, PAGE_SIZE, count=known).get_page(request.GET.get("page"))
+
+    def table() -> tuple[int, int, str, list[int]]:
+        trajectories = selectors.list_rows(
+            selectors.trajectory_list(request.user, project, filters, sort)
+            if filters is not None
+            else Trajectory.objects.none()
+        )
+        page = Paginator(trajectories, PAGE_SIZE, count=known).get_page(request.GET.get("page"))
+        return page.paginator.count, page.number, trajectory_rows(page), [t.pk for t in page]
+
+    count, number, rows, listed = list_cache.remembered(
+        project, "table", (filters, sort, request.GET.get("page"), get_script_prefix()), table
+    )
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "project": project,
         "form": form,
-        "page": page,
+        "page": Paginator(Trajectory.objects.none(), PAGE_SIZE, count=count).page(number),
+        "rows": rows,
+        "listed": listed,  # the ids of the rows, in order
         "query": query.urlencode(),
         "columns": sort_columns(
             request, TRAJECTORY_COLUMNS, sort or selectors.DEFAULT_TRAJECTORY_SORT
         ),
     }
-    if counts is None:
-        return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
-    context["jobs"] = project.jobs.select_related("created_by")[:5]
-    total = sum(counts.values())
-    context["progress"] = {
-        "shares": selectors.status_shares(counts),
-        "annotated": 100 * sum(counts.get(s, 0) for s in selectors.ANNOTATED) / (total or 1),
-        "approved": 100 * counts.get(Status.APPROVED, 0) / (total or 1),
-    }
-    return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
+    if counts is not None:
+        total = sum(counts.values())
+        context["progress"] = {
+            "shares": selectors.status_shares(counts),
+            "annotated": 100 * sum(counts.get(s, 0) for s in selectors.ANNOTATED) / (total or 1),
+            "approved": 100 * counts.get(Status.APPROVED, 0) / (total or 1),
+        }
+    return context
 
 
 TASK_SUGGESTIONS = 20

@@ -41,7 +41,7 @@ def everywhere(client, user, project, filters, sort=None) -> list[list[int]]:
     job = do_start_export(project, "waypoint", user, filters)
     exported = set(export_scope(job).values_list("pk", flat=True))
     assert exported == set(selected)
-    return [selected, [t.pk for t in page.context["page"]], [i["id"] for i in api["results"]]]
+    return [selected, page.context["listed"], [i["id"] for i in api["results"]]]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,177 @@
+"""The trajectory lists (page and API) kept between requests: every change shows at once.
+
+These tests commit (``transaction=True``), as a real server does: inside a transaction the
+cache is not used, and a change counts for the lists once it is committed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from annotate.services.review import do_submit
+from tests.trajectories.builders import make_record
+from trajectories.label_edits import do_update_subgoal
+from trajectories.models import Project, Task, Trajectory
+from trajectories.services import do_create_project, do_import_trajectory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def imported(project):
+    trajectory, _ = do_import_trajectory(project, make_record(steps=2, seed=1, recorded_by="bob"))
+    return trajectory
+
+
+@pytest.fixture
+def look(client, project, alice):
+    """The list page's HTML and the API list's rows, as alice sees them."""
+    token = Token.objects.create(user=alice)
+    client.force_login(alice)
+
+    def look() -> tuple[str, list[dict]]:
+        page = client.get(reverse("trajectory-list", args=[project.pk]))
+        api = client.get(
+            reverse("api-project-trajectories", args=[project.pk]),
+            headers={"Authorization": f"Token {token.key}"},
+        )
+        assert page.status_code == api.status_code == 200
+        return page.content.decode(), api.json()["results"]
+
+    return look
+
+
+def queries(look) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        look()
+    return len(captured)
+
+
+def test_a_second_look_is_served_from_the_cache(look, imported):
+    look()
+    # page: session, user, project, recent jobs; API: token with its user, project
+    assert queries(look) == 4 + 2
+
+
+def test_without_the_cache_every_look_reads_the_rows(look, imported, settings):
+    settings.WAYPOINT_LIST_CACHE_S = 0
+    look()
+    # page: session, user, project, recorders, statuses, rows, jobs; API: + count and rows
+    assert queries(look) == 7 + 4
+
+
+def test_a_submitted_trajectory_is_listed_in_review(look, imported, bob):
+    page, rows = look()
+    assert "Annotating</span>" in page and rows[0]["status"] == "annotating"
+    do_submit(imported, bob, imported.version)
+    page, rows = look()
+    assert "In review</span>" in page and "Annotating</span>" not in page
+    assert rows[0]["status"] == "in_review"
+
+
+def test_a_label_edit_shows_its_new_version(look, imported, bob):
+    version = look()[1][0]["version"]
+    subgoal = imported.subgoals.first()
+    do_update_subgoal(imported, bob, version, subgoal.pk, {"text": "Pay for the order"})
+    assert look()[1][0]["version"] == version + 1
+
+
+def test_an_import_and_a_delete_show(look, project, imported):
+    assert "1 trajectory</p>" in look()[0]
+    second, _ = do_import_trajectory(project, make_record(steps=2, seed=2))
+    page, rows = look()
+    assert "2 trajectories</p>" in page and {r["id"] for r in rows} == {imported.pk, second.pk}
+    imported.delete()
+    page, rows = look()
+    assert "1 trajectory</p>" in page and [r["id"] for r in rows] == [second.pk]
+
+
+def test_a_task_goal_changed_shows(look, imported):
+    look()
+    Task.objects.filter(pk=imported.task_id).update(goal="Buy the blue kettle")
+    page, rows = look()
+    assert "Buy the blue kettle" in page and rows[0]["task"]["goal"] == "Buy the blue kettle"
+    task = Task.objects.get(pk=imported.task_id)
+    task.goal = "Buy the red kettle"
+    task.save()
+    assert "Buy the red kettle" in look()[0]
+
+
+def test_an_update_of_many_rows_shows(look, project, imported):
+    look()
+    Trajectory.objects.filter(project=project, outcome="success").update(outcome="failure")
+    Trajectory.objects.filter(project=project).update(outcome="failure")
+    page, rows = look()
+    assert rows[0]["outcome"] == "failure" and "outcome-failure" in page
+
+
+def test_a_recorder_renamed_or_deleted_shows(look, imported, bob):
+    assert ">bob</td>" in look()[0]
+    bob.username = "robert"
+    bob.save()
+    page, rows = look()
+    assert ">robert</td>" in page and rows[0]["recorded_by"] == "robert"
+    get_user_model().objects.filter(pk=bob.pk).delete()
+    page, rows = look()
+    assert ">robert</td>" not in page and rows[0]["recorded_by"] is None
+
+
+def test_a_login_is_not_a_change(look, imported, bob, client):
+    look()
+    version = Project.objects.get().data_version
+    client.login(username="bob", password="bob-password")
+    assert Project.objects.get().data_version == version
+
+
+def test_saving_a_project_loaded_earlier_never_lowers_its_version(look, project, imported):
+    look()
+    stale = Project.objects.get(pk=project.pk)
+    Trajectory.objects.filter(pk=imported.pk).update(status="approved")
+    raised = Project.objects.get(pk=project.pk).data_version
+    assert raised > stale.data_version
+    stale.name = "Shops and cafés"
+    stale.save()
+    assert Project.objects.get(pk=project.pk).data_version == raised
+    page = look()[0]
+    assert "<h1>Shops and cafés</h1>" in page and "Approved</span>" in page
+
+
+def test_the_version_rises_once_after_the_commit_and_not_after_a_rollback(project, alice):
+    other = do_create_project("Cafés", alice)
+    before = Project.objects.get(pk=project.pk).data_version
+    with transaction.atomic():
+        for seed in range(3):
+            do_import_trajectory(project, make_record(steps=1, seed=seed))
+        # Not inside the transaction: an import must not lock the project against edits.
+        assert Project.objects.get(pk=project.pk).data_version == before
+    assert Project.objects.get(pk=project.pk).data_version == before + 1
+    assert Project.objects.get(pk=other.pk).data_version == 0
+    with pytest.raises(RuntimeError), transaction.atomic():
+        do_import_trajectory(project, make_record(steps=1, seed=9))
+        raise RuntimeError("the import failed")
+    assert Project.objects.get(pk=project.pk).data_version == before + 1
+
+
+def test_outsiders_get_nothing_from_a_warm_cache(look, project, imported, charlie, client):
+    look()
+    client.force_login(charlie)
+    assert client.get(reverse("trajectory-list", args=[project.pk])).status_code == 404
+    token = Token.objects.create(user=charlie)
+    api = client.get(
+        reverse("api-project-trajectories", args=[project.pk]),
+        headers={"Authorization": f"Token {token.key}"},
+    )
+    assert api.status_code == 404
+
+
+def test_members_share_the_page_but_not_the_header(look, project, imported, bob, client):
+    alices = look()[0]
+    client.force_login(bob)
+    bobs = client.get(reverse("trajectory-list", args=[project.pk])).content.decode()
+    assert '<span class="who">bob</span>' in bobs and '<span class="who">alice</span>' in alices
+    assert alices.split("<main>")[1] == bobs.split("<main>")[1]

@@ -1,0 +1,134 @@
+"""What a project's trajectory lists compute, kept between requests until the data changes.
+
+The list page and the API list answer most requests of a busy project: many people page
+through the same few hundred rows. What those rows read (trajectories, their tasks and their
+recorders' names) is kept here in each web process, keyed by the project's ``data_version``.
+Every change to that data adds one to the version of its project once the change is
+committed, so a request that loads the project (as the access check does) reads the new
+version and misses the old entries; nothing has to be deleted.
+
+Changes are seen wherever they are made: saves and deletes (signals), and the querysets'
+``update``, ``bulk_create`` and ``bulk_update`` (:class:`ListedQuerySet`). The version is
+raised after the commit, never inside a transaction, so a long import does not hold the
+project's row locked against everyone else's edits. Inside a transaction (``ATOMIC_REQUESTS``,
+a test case) the cache is not used: that transaction's own changes are not counted yet.
+
+``WAYPOINT_LIST_CACHE_S`` bounds how long an entry lives (0 turns the cache off); it also bounds
+how long a change made outside Django (SQL by hand) can go unseen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.core.cache import caches
+from django.db import connection, models, transaction
+from django.db.models import F
+from django.utils import timezone, translation
+
+T = TypeVar("T")
+CACHE = "lists"
+
+
+class _Raise:
+    """The version bump of some projects (or of all) after the current transaction commits;
+    equal bumps are registered once per transaction, however many rows a write touches."""
+
+    def __init__(self, project_ids: frozenset[int] | None) -> None:
+        self.project_ids = project_ids
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Raise) and other.project_ids == self.project_ids
+
+    def __hash__(self) -> int:
+        return hash(self.project_ids)
+
+    def __call__(self) -> None:
+        from .models import Project
+
+        projects = Project.objects.all()
+        if self.project_ids is not None:
+            projects = projects.filter(pk__in=self.project_ids)
+        projects.update(data_version=F("data_version") + 1)
+
+
+def _after_commit(bump: _Raise) -> None:
+    if connection.in_atomic_block:
+        if any(pending == bump for _, pending, _ in connection.run_on_commit):
+            return
+        transaction.on_commit(bump)
+    else:
+        bump()
+
+
+def changed(project_ids: Iterable[int | None]) -> None:
+    """The listed data of these projects changed: their lists are read again after the commit."""
+    ids = frozenset(pk for pk in project_ids if pk is not None)
+    if ids:
+        _after_commit(_Raise(ids))
+
+
+def changed_everywhere() -> None:
+    """A change that any project's list may show (a user's name): every list is read again."""
+    _after_commit(_Raise(None))
+
+
+def remembered(project: Any, name: str, parts: Any, compute: Callable[[], T]) -> T:
+    """What ``compute`` returns for this project and these ``parts`` (any repr-able key), from
+    this process's cache while the project's data has not changed since it was computed."""
+    lifetime = settings.WAYPOINT_LIST_CACHE_S
+    if not lifetime or connection.in_atomic_block:
+        return compute()
+    # What a rendered value depends on besides the data: time zone, language, URL prefix.
+    context = (timezone.get_current_timezone_name(), translation.get_language(), parts)
+    digest = hashlib.blake2b(repr(context).encode(), digest_size=16).hexdigest()
+    key = f"{name}:{project.pk}:{project.data_version}:{digest}"
+    cache = caches[CACHE]
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, lifetime)
+    return value
+
+
+class ListedQuerySet(models.QuerySet):
+    """A queryset of a model whose rows lists show (it has a ``project``): writes that send no
+    signals still raise the version of the projects they touch."""
+
+    def _projects(self) -> set[int]:
+        return set(self.order_by().values_list("project_id", flat=True).distinct())
+
+    def update(self, **kwargs: Any) -> int:
+        projects = self._projects()  # before: the update may move rows out of the filter
+        rows = super().update(**kwargs)
+        if rows:
+            moved_to = kwargs.get("project_id", getattr(kwargs.get("project"), "pk", None))
+            changed(projects | {moved_to})
+        return rows
+
+    def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
+        created = super().bulk_create(objs, *args, **kwargs)
+        changed(o.project_id for o in created)
+        return created
+
+    def bulk_update(self, objs: Iterable[Any], fields: Any, *args: Any, **kwargs: Any) -> int:
+        objs = list(objs)
+        rows = super().bulk_update(objs, fields, *args, **kwargs)
+        changed(o.project_id for o in objs)
+        return rows
+
+
+def row_changed(sender: type, instance: Any, **kwargs: Any) -> None:
+    """A saved or deleted trajectory or task."""
+    changed([instance.project_id])
+
+
+def user_changed(sender: type, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    """A user saved or deleted: lists name recorders. A login (``last_login`` alone) is not a
+    change that lists show."""
+    if update_fields is not None and set(update_fields) <= {"last_login"}:
+        return
+    changed_everywhere()
