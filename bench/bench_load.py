@@ -11,10 +11,16 @@ of one request.
 
 Targets (50 users, PostgreSQL, 2 cores): every page and API p95 <= 500 ms, API list p95 <= 250 ms.
 
+The lists (page and API) keep what they computed until the project's data changes
+(trajectories/list_cache.py). Without writes, the 40 list pages and 20 API pages are computed
+once per gunicorn worker; --edits-per-s adds an admin editing labels meanwhile (each edit makes
+every list of the project be computed again), and --no-list-cache turns the cache off.
+
     python bench/bench_load.py                                   # SQLite, 1,000 trajectories
     python bench/bench_load.py --users 20 --duration 15          # a quick run
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/waypoint_bench_load python bench/bench_load.py
     python bench/bench_load.py --workdir var/bench-load         # keep the data for the next run
+    python bench/bench_load.py --edits-per-s 2                   # with label edits meanwhile
 
 Seeding is idempotent: a database that already holds the bench project is reused as it is. With
 DATABASE_URL the blobs go to var/bench-load/ (kept, like the database) unless --workdir names
@@ -25,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import random
 import shutil
@@ -58,12 +66,24 @@ def parse_args() -> argparse.Namespace:
         "--think", type=float, default=0, help="mean seconds a user waits between requests"
     )
     parser.add_argument("--workers", type=int, default=3, help="gunicorn workers")
+    parser.add_argument(
+        "--edits-per-s",
+        type=float,
+        default=0,
+        help="label edits per second through the API meanwhile (each one changes what the "
+        "project's lists show, so their cached pages are computed again)",
+    )
+    parser.add_argument(
+        "--no-list-cache",
+        action="store_true",
+        help="run the server with WAYPOINT_LIST_CACHE_S=0 (lists computed on every request)",
+    )
     parser.add_argument("--workdir", help="folder for the SQLite file and blobs (kept)")
     args = parser.parse_args()
     if args.users < 1 or args.trajectories < 1 or args.steps < 2 or args.duration <= 0:
         parser.error("--users and --trajectories must be >= 1, --steps >= 2, --duration > 0")
-    if args.think < 0:
-        parser.error("--think must be >= 0 seconds")
+    if args.think < 0 or args.edits_per_s < 0:
+        parser.error("--think and --edits-per-s must be >= 0")
     return args
 
 
@@ -98,7 +118,7 @@ def seed(trajectories: int, steps: int) -> dict:
     from rest_framework.authtoken.models import Token
 
     from fixtures.generate import generate_dataset
-    from trajectories.models import Project, Trajectory
+    from trajectories.models import Project, Status, Trajectory
     from trajectories.services import do_create_project, do_set_membership
 
     call_command("migrate", verbosity=0, interactive=False)
@@ -127,6 +147,7 @@ def seed(trajectories: int, steps: int) -> dict:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
     ids = list(Trajectory.objects.filter(project=project).values_list("pk", flat=True))
+    editable = Trajectory.objects.filter(project=project, status=Status.ANNOTATING)
     logins = []
     for user in (admin, annotator):
         client = Client()
@@ -138,6 +159,7 @@ def seed(trajectories: int, steps: int) -> dict:
     return {
         "project": project.pk,
         "trajectories": ids,
+        "editable": list(editable.values_list("pk", flat=True)),  # labels open to edits
         "tasks": project.tasks.count(),
         "logins": logins,
     }
@@ -293,18 +315,63 @@ class Tally:
 
 async def get(port: int, path: str, headers: dict[str, str]) -> int:
     """One GET over a fresh connection (gunicorn's sync workers close it): the status code."""
+    return (await send(port, "GET", path, headers))[0]
+
+
+async def send(
+    port: int, method: str, path: str, headers: dict[str, str], body: bytes = b""
+) -> tuple[int, bytes]:
+    """One request over a fresh connection: the status code and the body of the answer."""
     reader, writer = await asyncio.open_connection(HOST, port)
     try:
-        lines = [f"GET {path} HTTP/1.1", f"Host: {HOST}:{port}", "Connection: close"]
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{port}", "Connection: close"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        if body:
+            lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
         await writer.drain()
         answer = await reader.read()
     finally:
         writer.close()
     if not answer.startswith(b"HTTP/1."):
         raise ConnectionError("no HTTP answer")
-    return int(answer[9:12])
+    return int(answer[9:12]), answer.partition(b"\r\n\r\n")[2]
+
+
+async def editor(
+    port: int, data: dict, deadline: float, per_s: float, tally: Tally, rng: random.Random
+) -> None:
+    """An admin editing step labels through the API, ``per_s`` times a second on average;
+    each edit raises the trajectory's version, which the API list shows."""
+    headers = {"Authorization": f"Token {data['logins'][0]['token']}"}
+    versions: dict[int, int] = {}
+    while time.monotonic() < deadline:
+        await asyncio.sleep(rng.expovariate(per_s))
+        trajectory = rng.choice(data["editable"])
+        base = f"/api/v1/trajectories/{trajectory}"
+        if trajectory not in versions:
+            status, body = await send(port, "GET", f"{base}/labels/", headers)
+            versions[trajectory] = json.loads(body).get("version", 0) if status == 200 else 0
+        edit = json.dumps({"version": versions[trajectory], "memory": f"bench {rng.random()}"})
+        started = time.perf_counter()
+        try:
+            status, body = await asyncio.wait_for(
+                send(port, "PATCH", f"{base}/step-labels/0/", headers, edit.encode()),
+                REQUEST_TIMEOUT_S,
+            )
+        except (OSError, TimeoutError, ConnectionError) as exc:
+            status_text = type(exc).__name__
+        else:
+            status_text = str(status)
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                # A 200 and a 409 (someone else edited) both name the version to send next.
+                versions[trajectory] = json.loads(body)["version"]
+            if status != 200:
+                print(f"label edit: {status} {body[:200]!r}", flush=True)
+        tally.latencies.append((time.perf_counter() - started) * 1000)
+        tally.statuses[status_text] = tally.statuses.get(status_text, 0) + 1
+        if status_text != "200":
+            tally.errors += 1
 
 
 async def user(
@@ -355,6 +422,7 @@ async def drive(
     max_requests: int,
     think: float,
     probe=lambda: None,
+    edits_per_s: float = 0,
 ):
     tallies = {name: Tally() for name in endpoints(data, random.Random(0))}
     # Warm every worker (imports, template caches, first connections) outside the figures.
@@ -365,8 +433,22 @@ async def drive(
     before = probe()
     started = time.monotonic()
     budget = [max_requests]
+    editing = []
+    if edits_per_s:
+        tallies["label edit (API)"] = Tally()
+        editing.append(
+            editor(
+                port,
+                data,
+                started + duration,
+                edits_per_s,
+                tallies["label edit (API)"],
+                random.Random(7),
+            )
+        )
     await asyncio.gather(
-        *(user(i, port, data, started + duration, budget, tallies, think) for i in range(users))
+        *(user(i, port, data, started + duration, budget, tallies, think) for i in range(users)),
+        *editing,
     )
     elapsed = time.monotonic() - started
     return tallies, elapsed, before, probe()
@@ -386,7 +468,9 @@ def report(tallies: dict[str, Tally], elapsed: float, costs: dict, args, data, d
         f"\n{args.users} users (think {args.think:g} s), {elapsed:.1f} s, {total} requests "
         f"({total / elapsed:.1f}/s), "
         f"gunicorn {args.workers} workers, DEBUG=0, {db}, "
-        f"{len(data['trajectories'])} trajectories, {data['tasks']} tasks\n"
+        f"{len(data['trajectories'])} trajectories, {data['tasks']} tasks, "
+        f"list cache {'off' if args.no_list_cache else 'on'}, "
+        f"{args.edits_per_s:g} label edits/s\n"
     )
     print("| endpoint | requests | errors | p50 ms | p95 ms | p99 ms | queries | KiB | target |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -420,6 +504,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix="wp-load-"))
     work.mkdir(parents=True, exist_ok=True)
     env = environment(work)
+    if args.no_list_cache:
+        env["WAYPOINT_LIST_CACHE_S"] = "0"
     os.environ.update(env)
     data = seed(args.trajectories, args.steps)
     costs = request_costs(data)
@@ -439,6 +525,7 @@ def main() -> None:
                 args.max_requests,
                 args.think,
                 probe=lambda: cpu_snapshot(server.pid),
+                edits_per_s=args.edits_per_s,
             )
         )
     finally:
