@@ -13,6 +13,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
+from django.urls import reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
@@ -62,6 +63,19 @@ RELATION_COLOURS = {
     Relation.BLOCKS: "#b42318",
 }
 HISTORY_SIZE = 15
+
+
+class EditUrls(dict):
+    """``edit.<op>`` in a template: the URL of the workspace operation ``op`` on one
+    trajectory, from one ``reverse`` (the page names a dozen operations, some once per label)."""
+
+    def __init__(self, trajectory_id: int) -> None:
+        super().__init__()
+        self.head, self.tail = reverse("annotate-edit", args=[trajectory_id, "OP"]).rsplit("OP", 1)
+
+    def __missing__(self, op: str) -> str:
+        url = self[op] = f"{self.head}{op}{self.tail}"
+        return url
 
 
 def screen_elements(blob: Blob) -> tuple[dict[str, Any], ...]:
@@ -271,6 +285,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         m["evidence_json"] = json.dumps(m["evidence"])
     return {
         "trajectory": trajectory,
+        "edit": EditUrls(trajectory.pk),
         "index": index,
         "step_count": n,
         "subgoals": subgoals,
