@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
@@ -35,6 +36,7 @@ from trajectories.models import (
     SubgoalSuccess,
     Trajectory,
 )
+from trajectories.routes import route_parts
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
@@ -417,6 +419,33 @@ def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, A
     return {"show_next": True, "next_item": next_item(user, trajectory, reviewing)}
 
 
+# What the page shows of a step and its screen; never the screens' features or the timings.
+STEP_FIELDS = (
+    "index",
+    "action_type",
+    "action",
+    "target",
+    "thought",
+    "summary",
+    "memory",
+    "trainable",
+    "screen__width",
+    "screen__height",
+    "screen__screenshot",
+    "screen__ui_xml__sha256",
+    "screen__ui_xml__content_type",
+)
+
+
+def page_steps(trajectory: Trajectory, indices: Iterable[int] | None = None) -> list[Step]:
+    """The trajectory's steps (those of ``indices``, or all) as the page shows them, with
+    their screens and the type of their UI XML, in one query."""
+    steps = Step.objects.filter(trajectory=trajectory)
+    if indices is not None:
+        steps = steps.filter(index__in=indices)
+    return list(steps.select_related("screen__ui_xml").only(*STEP_FIELDS).order_by("index"))
+
+
 def step_context(
     trajectory: Trajectory,
     index: int,
@@ -425,14 +454,10 @@ def step_context(
 ) -> dict[str, Any]:
     """The selected step with its screen, XML boxes and evidence boxes.
 
-    ``steps``, when the page has read them all (with screens and blobs), spares a query.
+    ``steps``, when the page has read them all (with :func:`page_steps`), spares a query.
     """
     if steps is None:  # the step and the one after it (whose screen is this step's result)
-        steps = list(
-            Step.objects.filter(trajectory=trajectory, index__in=(index, index + 1))
-            .select_related("screen__screenshot", "screen__ui_xml")
-            .order_by("index")
-        )
+        steps = page_steps(trajectory, (index, index + 1))
     step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()
@@ -451,9 +476,13 @@ def step_context(
     for e in evidence:
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
+    after = _screen_after(trajectory, index, steps) if step else None
+    head, tail = route_parts("blob")
     return {
         "step": step,
-        "after_screen": _screen_after(trajectory, index, steps) if step else None,
+        "screen_url": f"{head}{step.screen.screenshot_id}{tail}" if step else "",
+        "after_screen": after,
+        "after_url": f"{head}{after.screenshot_id}{tail}" if after else "",
         "elements": elements,
         "elements_svg": elements_svg,
         "evidence_boxes": evidence,
@@ -468,7 +497,7 @@ def _screen_after(trajectory: Trajectory, index: int, steps: list[Step]) -> Scre
         return following.screen
     if trajectory.final_screen_id is None:
         return None
-    return Screen.objects.select_related("screenshot").get(pk=trajectory.final_screen_id)
+    return Screen.objects.only("width", "height", "screenshot").get(pk=trajectory.final_screen_id)
 
 
 # What each form field is called on the page, for naming a change that was not saved.

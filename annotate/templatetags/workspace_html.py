@@ -91,9 +91,8 @@ def track_cells(track: list[dict[str, Any]], index: int) -> SafeString:
         if g:
             gid = _esc(g["id"])
             subgoal = f' data-subgoal="{gid}" style="--c: {_esc(cell["colour"])}"'
-            title = (
-                f": {_esc(g['text'] or '(no text)')} [{_esc(g['start'])}–{_esc(g['end'])}]"
-                + (f" · {_esc(g['success'])}" if g["success"] else "")
+            title = f": {_esc(g['text'] or '(no text)')} [{_esc(g['start'])}–{_esc(g['end'])}]" + (
+                f" · {_esc(g['success'])}" if g["success"] else ""
             )
         else:
             subgoal, title = "", ": not in a subgoal"
