@@ -14,13 +14,13 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
+from django.db.models import F
 from django.urls import reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from trajectories.blobs import read_blob
 from trajectories.edits import EDITABLE, undo_state
-from trajectories.labels import anchor_dict, memory_target_dict, subgoal_dict
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -41,8 +41,8 @@ from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
 from .history import history_entries
-from .models import Assignment, Proposal, ProposalStatus, ReviewComment
-from .permissions import may_edit, may_review
+from .models import Proposal, ProposalStatus, ReviewComment
+from .permissions import assignees_of, may_edit, may_review
 from .queues import next_item
 
 PALETTE = [
@@ -232,35 +232,39 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
     }
 
 
+# The fields of trajectories.labels' subgoal_dict, memory_target_dict and anchor_dict (whose
+# "step" is the anchor's step_index).
+SUBGOAL = ("id", "start", "end", "text", "effect", "behaviour", "success", "origin")
+MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_steps")
+ANCHOR = ("id", "key", "type", "content", "description", "evidence")
+
+
 def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
     """Everything an edit can change, for the selected step ``index``."""
     n = trajectory.step_count
-    subgoals = [
-        subgoal_dict(g)
-        for g in Subgoal.objects.filter(trajectory=trajectory).order_by("start", "id")
-    ]
+    # Rows as dicts of trajectories.labels (subgoal_dict, ...), read as values: no model
+    # instances for a page that only shows them.
+    subgoals = list(
+        Subgoal.objects.filter(trajectory=trajectory).order_by("start", "id").values(*SUBGOAL)
+    )
     for i, g in enumerate(subgoals):
         g["colour"] = PALETTE[i % len(PALETTE)]
-    memory = [
-        memory_target_dict(m)
-        for m in MemoryTarget.objects.filter(trajectory=trajectory).order_by(
-            "encode_step", "key", "id"
-        )
-    ]
-    anchors = [
-        anchor_dict(a)
-        for a in Anchor.objects.filter(trajectory=trajectory).order_by("step_index", "id")
-    ]
+    memory = list(
+        MemoryTarget.objects.filter(trajectory=trajectory)
+        .order_by("encode_step", "key", "id")
+        .values(*MEMORY_TARGET)
+    )
+    anchors = list(
+        Anchor.objects.filter(trajectory=trajectory)
+        .order_by("step_index", "id")
+        .values(*ANCHOR, step=F("step_index"))
+    )
     keys = {a["id"]: a["key"] for a in anchors}
     links = [
-        {
-            "id": x.pk,
-            "source": keys[x.source_id],
-            "target": keys[x.target_id],
-            "relation": x.relation,
-            "critical": x.critical,
-        }
-        for x in AnchorLink.objects.filter(source__trajectory=trajectory).order_by("id")
+        {"id": pk, "source": keys[source], "target": keys[target], "relation": r, "critical": c}
+        for pk, source, target, r, c in AnchorLink.objects.filter(source__trajectory=trajectory)
+        .order_by("id")
+        .values_list("id", "source_id", "target_id", "relation", "critical")
     ]
     comments = (
         []
@@ -409,7 +413,7 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
 def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
     """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
     if trajectory.status == Status.IN_REVIEW:
-        if not Assignment.objects.filter(trajectory=trajectory, annotator=user).exists():
+        if user.pk not in assignees_of(trajectory):  # known, or read once for the page
             return {"show_next": False}
         reviewing = False
     elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
