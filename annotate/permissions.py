@@ -99,6 +99,7 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     trajectory = access_trajectory(
         user,
         trajectory_id,
+        related=("project", "task"),  # the page names no recorder
         viewer_role=Subquery(
             Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk).values(
                 "role"

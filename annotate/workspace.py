@@ -65,6 +65,8 @@ RELATION_COLOURS = {
     Relation.BLOCKS: "#b42318",
 }
 HISTORY_SIZE = 15
+# What the history panel shows of an event (annotate.history): who, when, what it changed.
+HISTORY_FIELDS = ("at", "kind", "before", "after", "actor__username")
 
 
 class EditUrls(dict):
@@ -276,7 +278,9 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         )
     )
     history = list(
-        AuditEvent.objects.filter(trajectory=trajectory).select_related("actor")[:HISTORY_SIZE]
+        AuditEvent.objects.filter(trajectory=trajectory)
+        .select_related("actor")
+        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
     )
     problems = [asdict(p) for p in problems_of(n, subgoals, memory, anchors, links)]
     editable = trajectory.status in EDITABLE and may_edit(user, trajectory, role)
