@@ -241,6 +241,41 @@ MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_step
 ANCHOR = ("id", "key", "type", "content", "description", "evidence")
 
 
+def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
+    """The trajectory's anchors (by step) and the links between them (by id), in one query:
+    a row per anchor and link going out of it."""
+    rows = (
+        Anchor.objects.filter(trajectory=trajectory)
+        .order_by("step_index", "id", "links_out__id")
+        .values(
+            *ANCHOR,
+            step=F("step_index"),
+            link=F("links_out__id"),
+            link_target=F("links_out__target_id"),
+            relation=F("links_out__relation"),
+            critical=F("links_out__critical"),
+        )
+    )
+    anchors: dict[int, dict] = {}
+    found = []
+    for row in rows:
+        anchors.setdefault(row["id"], {k: row[k] for k in (*ANCHOR, "step")})
+        if row["link"] is not None:
+            found.append(row)
+    keys = {a["id"]: a["key"] for a in anchors.values()}
+    links = [
+        {
+            "id": row["link"],
+            "source": row["key"],
+            "target": keys[row["link_target"]],
+            "relation": row["relation"],
+            "critical": row["critical"],
+        }
+        for row in sorted(found, key=lambda row: row["link"])
+    ]
+    return list(anchors.values()), links
+
+
 def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
     """Everything an edit can change, for the selected step ``index``."""
     n = trajectory.step_count
@@ -256,18 +291,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         .order_by("encode_step", "key", "id")
         .values(*MEMORY_TARGET)
     )
-    anchors = list(
-        Anchor.objects.filter(trajectory=trajectory)
-        .order_by("step_index", "id")
-        .values(*ANCHOR, step=F("step_index"))
-    )
-    keys = {a["id"]: a["key"] for a in anchors}
-    links = [
-        {"id": pk, "source": keys[source], "target": keys[target], "relation": r, "critical": c}
-        for pk, source, target, r, c in AnchorLink.objects.filter(source__trajectory=trajectory)
-        .order_by("id")
-        .values_list("id", "source_id", "target_id", "relation", "critical")
-    ]
+    anchors, links = _anchors_and_links(trajectory)
     comments = (
         []
         if trajectory.__dict__.get("has_comments") is False  # known to have none
