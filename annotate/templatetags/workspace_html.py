@@ -9,6 +9,7 @@ Every text from the database goes through ``_esc``; numbers of integer fields go
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from html import escape
 from typing import Any
@@ -28,6 +29,13 @@ register = template.Library()
 def _esc(value: Any) -> str:
     """``{{ value }}`` in a template: its text, HTML-escaped."""
     return escape(str(value))
+
+
+def _truncated(text: str, size: int) -> str:
+    """``{{ text|truncatechars:size }}``; a text that fits is only normalised, as the filter
+    does, without building a truncator."""
+    text = unicodedata.normalize("NFC", text)
+    return text if len(text) <= size else Truncator(text).chars(size)
 
 
 FRAME = (
@@ -60,7 +68,7 @@ def filmstrip(steps: Iterable[Step], index: int) -> SafeString:
                 h=screen.height,
                 src=_esc(f"{head}{screen.screenshot_id}{tail}"),
                 overlay=action_overlay(step, "overlay"),
-                caption=_esc(Truncator(step.summary or str(step)).chars(40)),
+                caption=_esc(_truncated(step.summary or str(step), 40)),
             )
         )
     return mark_safe("".join(frames))  # noqa: S308 (every text in it is escaped)
@@ -423,3 +431,17 @@ def problem_items(problems: list[dict[str, Any]]) -> SafeString:
             "\n  "
         )
     return mark_safe("".join(items))  # noqa: S308 (every text in it is escaped)
+
+
+@register.simple_tag
+def success_choices(successes: Iterable[tuple[str, str]], chosen: Any) -> SafeString:
+    """The subgoal's success as radio buttons numbered for the keyboard, ``chosen`` checked."""
+    return mark_safe(  # noqa: S308 (every text in it is escaped)
+        "".join(
+            f'\n              <label class="chip s-{v}"><input type="radio" name="success"'
+            f' value="{v}" {"checked" if value == chosen else ""}> <kbd>{n}</kbd>'
+            f" {_esc(label)}</label>\n            "
+            for n, (value, label) in enumerate(successes, start=1)
+            for v in (_esc(value),)
+        )
+    )
