@@ -445,3 +445,66 @@ def success_choices(successes: Iterable[tuple[str, str]], chosen: Any) -> SafeSt
             for v in (_esc(value),)
         )
     )
+
+
+def _name(user: Any) -> str:
+    """``{{ user.get_username }}``: nothing for no user."""
+    return _esc(user.get_username()) if user else ""
+
+
+@register.simple_tag
+def step_comments(comments: Iterable[Any]) -> SafeString:
+    """The review comments on the selected step, above its screens."""
+    return mark_safe(  # noqa: S308 (every text in it is escaped)
+        "".join(
+            f'\n      <div class="comment{" resolved" if c.resolved else ""}"'
+            f' data-comment="{_esc(c.pk)}"><b>{_name(c.author)}</b>: {_esc(c.text)}'
+            + (
+                ' <span class="muted small">(resolved'
+                + (f" by {_name(c.resolved_by)}" if c.resolved_by else "")
+                + ")</span>"
+                if c.resolved
+                else ""
+            )
+            + "</div>\n    "
+            for c in comments
+        )
+    )
+
+
+@register.simple_tag(takes_context=True)
+def review_comments(context: template.Context) -> SafeString:
+    """Every review comment of the trajectory, with its resolve (or reopen) button."""
+    index, can_resolve, (resolve,) = (
+        context["index"],
+        context["can_resolve"],
+        _urls(context, "comment_resolve"),
+    )
+    items = []
+    for c in context["comments"]:
+        pk, done = _esc(c.pk), c.resolved
+        if c.step_index is not None:
+            step = _esc(c.step_index)
+            where = f'<a href="?step={step}" data-jump="{step}">step {step}</a>'
+        else:
+            where = "overall"
+        button = ""
+        if can_resolve:
+            vals = _vals(step=index, comment=pk, resolved="0" if done else "1")
+            button = (
+                f'<button type="button" class="ghost small" hx-post="{resolve}"\n'
+                f"          hx-vals={vals} {HX_MAIN}>{'Reopen' if done else 'Resolve'}</button>"
+            )
+        items.append(
+            f'<li class="ws-comment {"resolved muted" if done else "open"}" data-comment="{pk}">'
+            f'<span class="pill {"status-approved" if done else "critical"}">'
+            f"{'resolved' if done else 'open'}</span> {where} · <b>{_name(c.author)}</b>:"
+            f" {_esc(c.text)}"
+            + (
+                f' <span class="small">(by {_name(c.resolved_by)})</span>'
+                if done and c.resolved_by
+                else ""
+            )
+            + f"\n        {button}</li>"
+        )
+    return mark_safe("".join(items))  # noqa: S308 (every text in it is escaped)

@@ -158,7 +158,7 @@ def render(text: str, context: dict) -> str:
 
 
 def test_every_replaced_loop_is_checked():
-    assert len(LOOPS) == 18
+    assert len(LOOPS) == 20
     assert all(loop.startswith("{% for ") and tag.startswith("{% ") for loop, tag in LOOPS.values())
 
 
