@@ -1,8 +1,9 @@
 """What the workspace page shows: one context builder, a constant number of queries.
 
-The filmstrip needs every step (one query with screens and blobs); everything an edit can
-change (track, panels, problems, history) needs only the step count and the labels, so an
-autosave re-renders without reading the steps.
+The filmstrip needs every step (one query with screens and the type of their UI XML);
+everything an edit can change (track, panels, problems, history) needs only the step count and
+the labels, so an autosave re-renders without reading the steps. The repeated parts of the page
+are written in Python (annotate/templatetags/workspace_html.py): one request must stay cheap.
 """
 
 from __future__ import annotations
