@@ -76,6 +76,18 @@ def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, 
     return trajectory, role
 
 
+# What access_workspace_page loads with the trajectory, built once: expressions are not
+# changed by a query that uses them (it resolves a copy), and building their querysets cost
+# the page more than running them.
+_HERE = OuterRef("pk")
+PAGE_FACTS = {
+    "has_assignees": Exists(Assignment.objects.filter(trajectory=_HERE)),
+    "has_comments": Exists(ReviewComment.objects.filter(trajectory=_HERE)),
+    "has_proposals": Exists(Proposal.objects.filter(trajectory=_HERE)),
+    **undo_state_subqueries(_HERE),
+}
+
+
 def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     """:func:`access_labels` for viewing, in one query instead of five: the user's role, and
     whether the trajectory has assignees, review comments, proposals and label edits to undo
@@ -84,19 +96,16 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     Only for a page drawn right away: an edit changes these facts, so the edit views load the
     trajectory with :func:`access_labels` and ask as they draw.
     """
-    here = OuterRef("pk")
     trajectory = access_trajectory(
         user,
         trajectory_id,
+        related=("project", "task"),  # the page names no recorder
         viewer_role=Subquery(
             Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk).values(
                 "role"
             )[:1]
         ),
-        has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
-        has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
-        has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
-        **undo_state_subqueries(here),
+        **PAGE_FACTS,
     )
     known = trajectory.__dict__
     if not trajectory.has_assignees:

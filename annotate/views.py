@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from trajectories import edits, label_edits
 from trajectories.access import access_project, role_in, trajectories_of
-from trajectories.models import Role, Step, Trajectory
+from trajectories.models import Role, Trajectory
 from trajectories.validation import InvalidData
 
 from . import services as s
@@ -42,7 +42,7 @@ from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import inbox_of, review_queue_of, work_of
-from .workspace import describe_edit, labels_context, step_context
+from .workspace import describe_edit, labels_context, page_steps, step_context
 
 # ---------------------------------------------------------------- form parsing
 
@@ -320,11 +320,7 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
         response = _render(request, trajectory, role, index, "annotate/_main.html")
     else:
         # The filmstrip's steps; the selected one is among them, with its XML.
-        steps = list(
-            Step.objects.filter(trajectory=trajectory)
-            .select_related("screen__screenshot", "screen__ui_xml")
-            .order_by("index")
-        )
+        steps = page_steps(trajectory)
         response = _render(
             request,
             trajectory,

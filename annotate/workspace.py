@@ -1,24 +1,27 @@
 """What the workspace page shows: one context builder, a constant number of queries.
 
-The filmstrip needs every step (one query with screens and blobs); everything an edit can
-change (track, panels, problems, history) needs only the step count and the labels, so an
-autosave re-renders without reading the steps.
+The filmstrip needs every step (one query with screens and the type of their UI XML);
+everything an edit can change (track, panels, problems, history) needs only the step count and
+the labels, so an autosave re-renders without reading the steps. The repeated parts of the page
+are written in Python (annotate/templatetags/workspace_html.py): one request must stay cheap.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
+from django.db.models import F
+from django.urls import reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from trajectories.blobs import read_blob
 from trajectories.edits import EDITABLE, undo_state
-from trajectories.labels import anchor_dict, memory_target_dict, subgoal_dict
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -34,12 +37,13 @@ from trajectories.models import (
     SubgoalSuccess,
     Trajectory,
 )
+from trajectories.routes import route_parts
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
 from .history import history_entries
-from .models import Assignment, Proposal, ProposalStatus, ReviewComment
-from .permissions import may_edit, may_review
+from .models import Proposal, ProposalStatus, ReviewComment
+from .permissions import assignees_of, may_edit, may_review
 from .queues import next_item
 
 PALETTE = [
@@ -62,6 +66,21 @@ RELATION_COLOURS = {
     Relation.BLOCKS: "#b42318",
 }
 HISTORY_SIZE = 15
+# What the history panel shows of an event (annotate.history): who, when, what it changed.
+HISTORY_FIELDS = ("at", "kind", "before", "after", "actor__username")
+
+
+class EditUrls(dict):
+    """``edit.<op>`` in a template: the URL of the workspace operation ``op`` on one
+    trajectory, from one ``reverse`` (the page names a dozen operations, some once per label)."""
+
+    def __init__(self, trajectory_id: int) -> None:
+        super().__init__()
+        self.head, self.tail = reverse("annotate-edit", args=[trajectory_id, "OP"]).rsplit("OP", 1)
+
+    def __missing__(self, op: str) -> str:
+        url = self[op] = f"{self.head}{op}{self.tail}"
+        return url
 
 
 def screen_elements(blob: Blob) -> tuple[dict[str, Any], ...]:
@@ -216,36 +235,64 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
     }
 
 
+# The fields of trajectories.labels' subgoal_dict, memory_target_dict and anchor_dict (whose
+# "step" is the anchor's step_index).
+SUBGOAL = ("id", "start", "end", "text", "effect", "behaviour", "success", "origin")
+MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_steps")
+ANCHOR = ("id", "key", "type", "content", "description", "evidence")
+
+
+def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
+    """The trajectory's anchors (by step) and the links between them (by id), in one query:
+    a row per anchor and link going out of it."""
+    rows = (
+        Anchor.objects.filter(trajectory=trajectory)
+        .order_by("step_index", "id", "links_out__id")
+        .values(
+            *ANCHOR,
+            step=F("step_index"),
+            link=F("links_out__id"),
+            link_target=F("links_out__target_id"),
+            relation=F("links_out__relation"),
+            critical=F("links_out__critical"),
+        )
+    )
+    anchors: dict[int, dict] = {}
+    found = []
+    for row in rows:
+        anchors.setdefault(row["id"], {k: row[k] for k in (*ANCHOR, "step")})
+        if row["link"] is not None:
+            found.append(row)
+    keys = {a["id"]: a["key"] for a in anchors.values()}
+    links = [
+        {
+            "id": row["link"],
+            "source": row["key"],
+            "target": keys[row["link_target"]],
+            "relation": row["relation"],
+            "critical": row["critical"],
+        }
+        for row in sorted(found, key=lambda row: row["link"])
+    ]
+    return list(anchors.values()), links
+
+
 def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
     """Everything an edit can change, for the selected step ``index``."""
     n = trajectory.step_count
-    subgoals = [
-        subgoal_dict(g)
-        for g in Subgoal.objects.filter(trajectory=trajectory).order_by("start", "id")
-    ]
+    # Rows as dicts of trajectories.labels (subgoal_dict, ...), read as values: no model
+    # instances for a page that only shows them.
+    subgoals = list(
+        Subgoal.objects.filter(trajectory=trajectory).order_by("start", "id").values(*SUBGOAL)
+    )
     for i, g in enumerate(subgoals):
         g["colour"] = PALETTE[i % len(PALETTE)]
-    memory = [
-        memory_target_dict(m)
-        for m in MemoryTarget.objects.filter(trajectory=trajectory).order_by(
-            "encode_step", "key", "id"
-        )
-    ]
-    anchors = [
-        anchor_dict(a)
-        for a in Anchor.objects.filter(trajectory=trajectory).order_by("step_index", "id")
-    ]
-    keys = {a["id"]: a["key"] for a in anchors}
-    links = [
-        {
-            "id": x.pk,
-            "source": keys[x.source_id],
-            "target": keys[x.target_id],
-            "relation": x.relation,
-            "critical": x.critical,
-        }
-        for x in AnchorLink.objects.filter(source__trajectory=trajectory).order_by("id")
-    ]
+    memory = list(
+        MemoryTarget.objects.filter(trajectory=trajectory)
+        .order_by("encode_step", "key", "id")
+        .values(*MEMORY_TARGET)
+    )
+    anchors, links = _anchors_and_links(trajectory)
     comments = (
         []
         if trajectory.__dict__.get("has_comments") is False  # known to have none
@@ -256,7 +303,9 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         )
     )
     history = list(
-        AuditEvent.objects.filter(trajectory=trajectory).select_related("actor")[:HISTORY_SIZE]
+        AuditEvent.objects.filter(trajectory=trajectory)
+        .select_related("actor")
+        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
     )
     problems = [asdict(p) for p in problems_of(n, subgoals, memory, anchors, links)]
     editable = trajectory.status in EDITABLE and may_edit(user, trajectory, role)
@@ -271,6 +320,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         m["evidence_json"] = json.dumps(m["evidence"])
     return {
         "trajectory": trajectory,
+        "edit": EditUrls(trajectory.pk),
         "index": index,
         "step_count": n,
         "subgoals": subgoals,
@@ -392,7 +442,7 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
 def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
     """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
     if trajectory.status == Status.IN_REVIEW:
-        if not Assignment.objects.filter(trajectory=trajectory, annotator=user).exists():
+        if user.pk not in assignees_of(trajectory):  # known, or read once for the page
             return {"show_next": False}
         reviewing = False
     elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
@@ -400,6 +450,33 @@ def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, A
     else:
         return {"show_next": False}
     return {"show_next": True, "next_item": next_item(user, trajectory, reviewing)}
+
+
+# What the page shows of a step and its screen; never the screens' features or the timings.
+STEP_FIELDS = (
+    "index",
+    "action_type",
+    "action",
+    "target",
+    "thought",
+    "summary",
+    "memory",
+    "trainable",
+    "screen__width",
+    "screen__height",
+    "screen__screenshot",
+    "screen__ui_xml__sha256",
+    "screen__ui_xml__content_type",
+)
+
+
+def page_steps(trajectory: Trajectory, indices: Iterable[int] | None = None) -> list[Step]:
+    """The trajectory's steps (those of ``indices``, or all) as the page shows them, with
+    their screens and the type of their UI XML, in one query."""
+    steps = Step.objects.filter(trajectory=trajectory)
+    if indices is not None:
+        steps = steps.filter(index__in=indices)
+    return list(steps.select_related("screen__ui_xml").only(*STEP_FIELDS).order_by("index"))
 
 
 def step_context(
@@ -410,14 +487,10 @@ def step_context(
 ) -> dict[str, Any]:
     """The selected step with its screen, XML boxes and evidence boxes.
 
-    ``steps``, when the page has read them all (with screens and blobs), spares a query.
+    ``steps``, when the page has read them all (with :func:`page_steps`), spares a query.
     """
     if steps is None:  # the step and the one after it (whose screen is this step's result)
-        steps = list(
-            Step.objects.filter(trajectory=trajectory, index__in=(index, index + 1))
-            .select_related("screen__screenshot", "screen__ui_xml")
-            .order_by("index")
-        )
+        steps = page_steps(trajectory, (index, index + 1))
     step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()
@@ -436,9 +509,13 @@ def step_context(
     for e in evidence:
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
+    after = _screen_after(trajectory, index, steps) if step else None
+    head, tail = route_parts("blob")
     return {
         "step": step,
-        "after_screen": _screen_after(trajectory, index, steps) if step else None,
+        "screen_url": f"{head}{step.screen.screenshot_id}{tail}" if step else "",
+        "after_screen": after,
+        "after_url": f"{head}{after.screenshot_id}{tail}" if after else "",
         "elements": elements,
         "elements_svg": elements_svg,
         "evidence_boxes": evidence,
@@ -453,7 +530,7 @@ def _screen_after(trajectory: Trajectory, index: int, steps: list[Step]) -> Scre
         return following.screen
     if trajectory.final_screen_id is None:
         return None
-    return Screen.objects.select_related("screenshot").get(pk=trajectory.final_screen_id)
+    return Screen.objects.only("width", "height", "screenshot").get(pk=trajectory.final_screen_id)
 
 
 # What each form field is called on the page, for naming a change that was not saved.

@@ -51,13 +51,20 @@ def trajectories_of(user) -> QuerySet[Trajectory]:
     return Trajectory.objects.filter(project__in=projects_of(user))
 
 
-def access_trajectory(user, trajectory_id, **annotations: Any) -> Trajectory:
+def access_trajectory(
+    user,
+    trajectory_id,
+    *,
+    related: tuple[str, ...] = ("project", "task", "recorded_by"),
+    **annotations: Any,
+) -> Trajectory:
     """The trajectory if the user is a member of its project (outsiders get a 404), with its
-    project, task and recorder, and any ``annotations`` loaded in the same query."""
+    ``related`` objects (project, task and recorder) and any ``annotations`` loaded in the
+    same query."""
     try:
         return (
             trajectories_of(user)
-            .select_related("project", "task", "recorded_by")
+            .select_related(*related)
             .annotate(**annotations)
             .get(pk=trajectory_id)
         )

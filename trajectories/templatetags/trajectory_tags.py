@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 from typing import Any
 
 from django import template
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from ..models import ActionType, Step
 
@@ -49,29 +49,28 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _arrow(x: int, y: int, x2: int, y2: int, stroke: float) -> SafeString:
+def _e(value: Any) -> str:
+    """A value as ``format_html`` writes it: its text, HTML-escaped (numbers from the action's
+    JSON too: it is the recorder's data)."""
+    return escape(str(value))
+
+
+def _arrow(x: int, y: int, x2: int, y2: int, stroke: float) -> str:
     angle = math.atan2(y2 - y, x2 - x)
     head = stroke * 4
     left = (x2 - head * math.cos(angle - 0.45), y2 - head * math.sin(angle - 0.45))
     right = (x2 - head * math.cos(angle + 0.45), y2 - head * math.sin(angle + 0.45))
     points = " ".join(f"{_num(px)},{_num(py)}" for px, py in ((x2, y2), left, right))
-    return format_html(
-        '<line class="swipe" x1="{}" y1="{}" x2="{}" y2="{}" stroke-width="{}"/>'
-        '<circle class="swipe-start" cx="{}" cy="{}" r="{}"/>'
-        '<polygon class="swipe-head" points="{}"/>',
-        x,
-        y,
-        x2,
-        y2,
-        _num(stroke),
-        x,
-        y,
-        _num(stroke * 1.5),
-        points,
+    x, y = _e(x), _e(y)
+    return (
+        f'<line class="swipe" x1="{x}" y1="{y}" x2="{_e(x2)}" y2="{_e(y2)}"'
+        f' stroke-width="{_num(stroke)}"/>'
+        f'<circle class="swipe-start" cx="{x}" cy="{y}" r="{_num(stroke * 1.5)}"/>'
+        f'<polygon class="swipe-head" points="{points}"/>'
     )
 
 
-def _label(text: str, x: float, y: float, font: float, css: str, screen_width: float) -> SafeString:
+def _label(text: str, x: float, y: float, font: float, css: str, screen_width: float) -> str:
     """A text label on a box, anchored at its top-left corner, kept inside the screen."""
     pad = font * 0.35
     # Bold sans-serif runs about 0.66 em per character; err on the wide side.
@@ -80,19 +79,11 @@ def _label(text: str, x: float, y: float, font: float, css: str, screen_width: f
         text = text[: fits - 1] + "…"
     width = len(text) * font * 0.66 + 2 * pad
     x = max(0.0, min(x, screen_width - width))
-    return format_html(
-        '<g class="{}"><rect x="{}" y="{}" width="{}" height="{}" rx="{}"/>'
-        '<text x="{}" y="{}" font-size="{}">{}</text></g>',
-        css,
-        _num(x),
-        _num(y),
-        _num(width),
-        _num(font + 2 * pad),
-        _num(pad),
-        _num(x + pad),
-        _num(y + pad + font * 0.85),
-        _num(font),
-        text,
+    return (
+        f'<g class="{_e(css)}"><rect x="{_num(x)}" y="{_num(y)}" width="{_num(width)}"'
+        f' height="{_num(font + 2 * pad)}" rx="{_num(pad)}"/>'
+        f'<text x="{_num(x + pad)}" y="{_num(y + pad + font * 0.85)}" font-size="{_num(font)}">'
+        f"{_e(text)}</text></g>"
     )
 
 
@@ -111,42 +102,27 @@ def action_overlay(step: Step, css_class: str = "overlay") -> SafeString:
     unit = max(width, height) / 100  # one per cent of the longer side
     stroke = unit * 0.6
     fields: dict[str, Any] = step.action or {}
-    parts: list[SafeString] = []
+    parts: list[str] = []  # markup, every value in it escaped
 
     bounds = target_bounds(step)
     if bounds:
         x1, y1, x2, y2 = bounds
         parts.append(
-            format_html(
-                '<rect class="target" x="{}" y="{}" width="{}" height="{}" stroke-width="{}"/>',
-                x1,
-                y1,
-                x2 - x1,
-                y2 - y1,
-                _num(stroke),
-            )
+            f'<rect class="target" x="{x1}" y="{y1}" width="{x2 - x1}" height="{y2 - y1}"'
+            f' stroke-width="{_num(stroke)}"/>'
         )
 
     kind = step.action_type
     if kind in (ActionType.CLICK, ActionType.LONG_PRESS) and "x" in fields:
+        x, y = _e(fields["x"]), _e(fields["y"])
         parts.append(
-            format_html(
-                '<circle class="tap" cx="{}" cy="{}" r="{}" stroke-width="{}"/>',
-                fields["x"],
-                fields["y"],
-                _num(unit * 2.5),
-                _num(stroke),
-            )
+            f'<circle class="tap" cx="{x}" cy="{y}" r="{_num(unit * 2.5)}"'
+            f' stroke-width="{_num(stroke)}"/>'
         )
         if kind == ActionType.LONG_PRESS:
             parts.append(
-                format_html(
-                    '<circle class="tap-ring" cx="{}" cy="{}" r="{}" stroke-width="{}"/>',
-                    fields["x"],
-                    fields["y"],
-                    _num(unit * 4),
-                    _num(stroke),
-                )
+                f'<circle class="tap-ring" cx="{x}" cy="{y}" r="{_num(unit * 4)}"'
+                f' stroke-width="{_num(stroke)}"/>'
             )
     elif kind == ActionType.SWIPE and "x2" in fields:
         parts.append(_arrow(fields["x"], fields["y"], fields["x2"], fields["y2"], stroke))
@@ -162,13 +138,10 @@ def action_overlay(step: Step, css_class: str = "overlay") -> SafeString:
         if badge:
             parts.append(_label(badge, unit * 2, unit * 2, unit * 3.5, "badge", width))
 
-    return format_html(
-        '<svg class="{}" viewBox="0 0 {} {}" preserveAspectRatio="none" '
-        'xmlns="http://www.w3.org/2000/svg" aria-hidden="true">{}</svg>',
-        css_class,
-        width,
-        height,
-        format_html_join("", "{}", ((p,) for p in parts)),
+    return mark_safe(  # noqa: S308 (every value in it is escaped)
+        f'<svg class="{_e(css_class)}" viewBox="0 0 {_e(width)} {_e(height)}"'
+        ' preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">'
+        f"{''.join(parts)}</svg>"
     )
 
 

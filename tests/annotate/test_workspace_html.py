@@ -1,0 +1,212 @@
+"""The workspace's parts written in Python (annotate/templatetags/workspace_html.py) are the HTML
+their template loops wrote, for a trajectory with every kind of label and the awkward cases:
+HTML and quotes in its texts, empty texts, a screen without XML, every kind of action, comments,
+a proposal, history; seen by an admin, an annotator and a reviewer, on several steps."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.template import Context, Template
+from django.urls import reverse
+
+from annotate import services as s
+from annotate.models import Proposal, ProposalStatus
+from annotate.permissions import access_workspace_page
+from annotate.views import OPERATIONS
+from annotate.workspace import EditUrls, labels_context, page_steps, step_context
+from tests.annotate.conftest import blank_record
+from tests.trajectories.builders import make_record
+from trajectories import label_edits
+from trajectories.labels import anchor_dict, link_dict, memory_target_dict, subgoal_dict
+from trajectories.models import Anchor, AnchorLink, MemoryTarget, Status, Subgoal, Trajectory
+from trajectories.services import do_import_trajectory, do_set_membership
+
+pytestmark = pytest.mark.django_db
+
+ODD = "<b>\"odd\"</b> & 'quoted'"
+ACTIONS = [
+    {"type": "click", "x": 60, "y": 120},
+    {"type": "type", "text": f"type {ODD} and a long tail of text to cut"},
+    {"type": "swipe", "x": 10, "y": 200, "x2": 10, "y2": 100},
+    {"type": "open_app", "package": "com.example.shop", "app_label": ODD},
+    {"type": "long_press", "x": 5, "y": 7},
+    {"type": "key", "keycode": "KEYCODE_MENU"},
+    {"type": "back"},
+    {"type": "wait", "duration_ms": 500},
+    {"type": "answer", "text": ODD},
+    {"type": "terminate", "status": "success"},
+]
+
+
+def loops_before() -> dict[str, tuple[str, str]]:
+    """Each replaced loop as it was, with the tag that replaced it, by name."""
+    text = (Path(__file__).parent / "workspace_loops_before.txt").read_text(encoding="utf-8")
+    found = re.findall(r"^\{# part (\w+): ([^\n]*) #\}\n(.*?)\n(?=\{# part |\Z)", text, re.M | re.S)
+    return {name: (loop, tag) for name, tag, loop in found}
+
+
+LOOPS = loops_before()
+
+
+@pytest.fixture
+def dave(project, alice):
+    """A reviewer of the project."""
+    user = get_user_model().objects.create_user("dave", "dave@example.org", "dave-password")
+    do_set_membership(project, user, "reviewer", alice)
+    return user
+
+
+@pytest.fixture
+def rich(project, alice, bob, dave) -> Trajectory:
+    """Ten steps of every action, labels with HTML in them, comments, a proposal, history."""
+    record = make_record(steps=len(ACTIONS), seed=41)
+    steps = [
+        dataclasses.replace(
+            step,
+            action=action,
+            summary=["", ODD, "x" * 60][i % 3],
+            target=step.target if i % 2 == 0 else None,
+        )
+        for i, (step, action) in enumerate(zip(record.steps, ACTIONS, strict=True))
+    ]
+    screens = list(record.screens)
+    screens[2] = dataclasses.replace(screens[2], ui_xml=None)
+    subgoals = [
+        {"start": 0, "end": 1, "text": ODD, "effect": "", "behaviour": ODD, "success": "yes"},
+        {"start": 2, "end": 2, "text": "", "effect": "e", "behaviour": "", "success": ""},
+        {"start": 5, "end": 9, "text": "later", "effect": ODD, "behaviour": "b", "success": "no"},
+    ]
+    memory = [
+        {
+            "key": "price",
+            "value": ODD,
+            "encode_step": 0,
+            "retrieve_steps": [3, 9],
+            "evidence": {"bounds": [10, 100, 110, 140]},
+        },
+        {"key": ODD, "value": "", "encode_step": 3, "retrieve_steps": [], "evidence": {}},
+    ]
+    anchors = [
+        {
+            "id": "a1",
+            "step": 0,
+            "type": "context_info",
+            "content": ODD,
+            "description": ODD,
+            "evidence": {"bounds": [1, 2, 30, 40]},
+        },
+        {"id": "a2", "step": 0, "type": "dependency", "content": "short", "description": ""},
+        {"id": "a3", "step": 9, "type": "finish", "content": "x" * 30, "description": ""},
+    ]
+    links = [
+        {"source": "a1", "target": "a3", "relation": "enables", "critical": True},
+        {"source": "a3", "target": "a2", "relation": "blocks", "critical": False},
+    ]
+    record = dataclasses.replace(
+        record,
+        steps=steps,
+        screens=screens,
+        subgoals=subgoals,
+        memory_targets=memory,
+        anchors=[{"evidence": {}, **a} for a in anchors],
+        anchor_links=links,
+    )
+    trajectory, _ = do_import_trajectory(project, record)
+    s.do_assign(trajectory, bob, alice)
+    trajectory.refresh_from_db()
+    label_edits.do_add_anchor(
+        trajectory, bob, trajectory.version, step=3, type="finish", content=ODD
+    )
+    s.do_comment(trajectory, dave, 0, f"look {ODD}")
+    s.do_comment(trajectory, dave, None, "overall")
+    s.do_resolve_comment(s.do_comment(trajectory, alice, 3, "fixed?"), bob)
+    Proposal.objects.create(
+        trajectory=trajectory,
+        proposer="heuristic",
+        prompt_version="v1",
+        model=ODD,
+        status=ProposalStatus.PENDING,
+        payload={
+            "subgoals": [{"start": 0, "end": 3, "text": ODD}, {"start": 6, "end": 7}],
+            "memory_targets": [
+                {"key": ODD, "value": "1", "encode_step": 1, "retrieve_steps": [4, 5]}
+            ],
+            "anchors": [{"step": 2, "type": "finish", "content": ODD}],
+        },
+        decisions={"subgoals": {"1": "rejected"}},
+    )
+    return trajectory
+
+
+def page_context(trajectory: Trajectory, user, index: int) -> dict:
+    """What the workspace view gives its templates, with the full page's steps."""
+    trajectory, role = access_workspace_page(user, trajectory.pk)
+    steps = page_steps(trajectory)
+    context = labels_context(trajectory, index, user, role)
+    context.update(step_context(trajectory, index, context, steps))
+    return {**context, "steps": steps, "g": context["current_subgoal"]}
+
+
+def render(text: str, context: dict) -> str:
+    page = "{% load l10n trajectory_tags workspace_html %}{% localize off %}"
+    return Template(page + text + "{% endlocalize %}").render(Context(context))
+
+
+def test_every_replaced_loop_is_checked():
+    assert len(LOOPS) == 20
+    assert all(loop.startswith("{% for ") and tag.startswith("{% ") for loop, tag in LOOPS.values())
+
+
+@pytest.mark.parametrize("part", sorted(LOOPS))
+def test_each_part_is_what_its_template_loop_wrote(part, rich, alice, bob, dave):
+    loop, tag = LOOPS[part]
+    for status, user in ((Status.ANNOTATING, bob), (Status.IN_REVIEW, dave), (None, alice)):
+        if status is not None:
+            Trajectory.objects.filter(pk=rich.pk).update(status=status)
+        for index in (0, 2, 3, 9):
+            context = page_context(rich, user, index)
+            assert render(tag, context) == render(loop, context), (part, user, index)
+
+
+@pytest.mark.parametrize("part", sorted(LOOPS))
+def test_a_trajectory_without_labels_or_history_is_drawn_the_same(part, project, alice):
+    trajectory, _ = do_import_trajectory(project, blank_record(steps=1, final_screen=None))
+    loop, tag = LOOPS[part]
+    context = page_context(trajectory, alice, 0)
+    assert render(tag, context) == render(loop, context)
+
+
+def test_texts_are_escaped_once(client, rich, bob):
+    client.force_login(bob)
+    html = client.get(f"/trajectories/{rich.pk}/workspace/?step=0").content.decode()
+    assert ODD not in html
+    assert "&lt;b&gt;&quot;odd&quot;&lt;/b&gt; &amp; &#x27;quoted&#x27;" in html
+    assert "&amp;lt;" not in html  # not twice
+
+
+def test_the_label_rows_are_the_labels_as_dicts(rich, alice):
+    context = page_context(rich, alice, 0)
+    subgoals = [subgoal_dict(g) for g in Subgoal.objects.filter(trajectory=rich)]
+    assert [{k: g[k] for k in subgoals[0]} for g in context["subgoals"]] == subgoals
+    memory = [
+        memory_target_dict(m)
+        for m in MemoryTarget.objects.filter(trajectory=rich).order_by("encode_step", "key", "id")
+    ]
+    assert [{k: m[k] for k in memory[0]} for m in context["memory_targets"]] == memory
+    anchors = Anchor.objects.filter(trajectory=rich).order_by("step_index", "id")
+    assert context["anchors"] == [anchor_dict(a) for a in anchors]
+    keys = {a.pk: a.key for a in anchors}
+    links = AnchorLink.objects.filter(source__trajectory=rich).order_by("id")
+    assert context["links"] == [link_dict(link, keys) for link in links]
+    assert len(context["links"]) == 2
+
+
+def test_the_edit_urls_are_the_reversed_ones(rich):
+    edit = EditUrls(rich.pk)
+    for op in [*OPERATIONS, "OP"]:
+        assert edit[op] == reverse("annotate-edit", args=[rich.pk, op])

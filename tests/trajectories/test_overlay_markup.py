@@ -1,0 +1,53 @@
+"""action_overlay's SVG is the markup it wrote with format_html, for every kind of action,
+escaping what the recorder sent (texts, and coordinates that are not numbers)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from trajectories.models import Screen, Step
+from trajectories.templatetags.trajectory_tags import action_overlay
+
+ODD = "<b>\"odd\"</b> & 'quoted'"
+TARGET = {"bounds": [10, 100, 110, 140]}
+ACTIONS = {
+    "click": ({"type": "click", "x": 60, "y": 120}, TARGET),
+    "long_press": ({"type": "long_press", "x": 5, "y": 7}, None),
+    "click_text_point": ({"type": "click", "x": "<1>", "y": '"2"'}, None),
+    "swipe_no_end": ({"type": "swipe", "x": 1, "y": 2}, None),
+    "answer": ({"type": "answer", "text": ODD}, None),
+    "swipe": ({"type": "swipe", "x": 10, "y": 200, "x2": 10, "y2": 100}, None),
+    "type_on_target": ({"type": "type", "text": ODD}, TARGET),
+    "type_long": ({"type": "type", "text": "x" * 80}, None),
+    "open_app": ({"type": "open_app", "package": "p", "app_label": ODD}, None),
+    "key": ({"type": "key", "keycode": "KEYCODE_MENU"}, None),
+    "back": ({"type": "back"}, None),
+    "wait": ({"type": "wait", "duration_ms": 500}, None),
+    "terminate": ({"type": "terminate", "status": "success"}, None),
+}
+
+
+def overlays_before() -> dict[str, str]:
+    text = (Path(__file__).parent / "overlays_before.txt").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\{# overlay (\w+) #\}\n(.*)$", text, re.M))
+
+
+@pytest.mark.parametrize("name", sorted(ACTIONS))
+def test_the_overlay_is_the_markup_format_html_wrote(name):
+    fields, target = ACTIONS[name]
+    kind, action = fields["type"], {k: v for k, v in fields.items() if k != "type"}
+    step = Step(
+        index=0,
+        action_type=kind,
+        action=action,
+        target=target,
+        screen=Screen(width=1080, height=2400),
+    )
+    assert action_overlay(step, "overlay") == overlays_before()[name]
+
+
+def test_every_drawn_action_is_checked():
+    assert overlays_before().keys() == ACTIONS.keys()
