@@ -254,7 +254,7 @@ CACHES = {
     "lists": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "waypoint-lists",
-        "OPTIONS": {"MAX_ENTRIES": 2000},
+        "OPTIONS": {"MAX_ENTRIES": 500},  # pages of 20-40 KiB: at most ~20 MiB
     },
 }
 
