@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import caches
 from django.db import connection, models, transaction
@@ -47,9 +48,8 @@ class _Raise:
         return hash(self.project_ids)
 
     def __call__(self) -> None:
-        from .models import Project
-
-        projects = Project.objects.all()
+        # By name: the models use this module's queryset, so it cannot import them.
+        projects = apps.get_model("trajectories", "Project").objects.all()
         if self.project_ids is not None:
             projects = projects.filter(pk__in=self.project_ids)
         projects.update(data_version=F("data_version") + 1)
