@@ -478,6 +478,7 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
         # Members see the same rows: the key is what was asked (links name the host), not who.
         data = list_cache.remembered(
             self.project,
+            self.project.data_version,  # rows show each trajectory's version
             "api",
             request.build_absolute_uri(),
             lambda: super(ProjectTrajectoryListView, self).get(request, *args, **kwargs).data,

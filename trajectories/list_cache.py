@@ -2,10 +2,15 @@
 
 The list page and the API list answer most requests of a busy project: many people page
 through the same few hundred rows. What those rows read (trajectories, their tasks and their
-recorders' names) is kept here in each web process, keyed by the project's ``data_version``.
-Every change to that data adds one to the version of its project once the change is
-committed, so a request that loads the project (as the access check does) reads the new
-version and misses the old entries; nothing has to be deleted.
+recorders' names) is kept here in each web process, keyed by a version of the project: every
+change to that data adds one to it once the change is committed, so a request that loads the
+project (as the access check does) reads the new version and misses the old entries; nothing
+has to be deleted.
+
+Two versions, because annotators change labels all day: a label edit raises the trajectory's
+``version`` (and ``updated_at``), which the API list shows and the list page does not. It
+raises the project's ``data_version`` (the API list's key) but not its ``page_version`` (the
+list page's key); every other change raises both.
 
 Changes are seen wherever they are made: saves and deletes (signals), and the querysets'
 ``update``, ``bulk_create`` and ``bulk_update`` (:class:`ListedQuerySet`). The version is
@@ -34,25 +39,34 @@ T = TypeVar("T")
 CACHE = "lists"
 
 
+# A trajectory's fields that a label edit changes (trajectories/edits.py bump): shown by the
+# API list, not by the list page.
+LABEL_FIELDS = frozenset({"version", "updated_at"})
+ALL_VERSIONS = ("data_version", "page_version")
+
+
 class _Raise:
     """The version bump of some projects (or of all) after the current transaction commits;
     equal bumps are registered once per transaction, however many rows a write touches."""
 
-    def __init__(self, project_ids: frozenset[int] | None) -> None:
-        self.project_ids = project_ids
+    def __init__(self, project_ids: frozenset[int] | None, fields: tuple[str, ...]) -> None:
+        self.project_ids, self.fields = project_ids, fields
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Raise) and other.project_ids == self.project_ids
+        return isinstance(other, _Raise) and (other.project_ids, other.fields) == (
+            self.project_ids,
+            self.fields,
+        )
 
     def __hash__(self) -> int:
-        return hash(self.project_ids)
+        return hash((self.project_ids, self.fields))
 
     def __call__(self) -> None:
         # By name: the models use this module's queryset, so it cannot import them.
         projects = apps.get_model("trajectories", "Project").objects.all()
         if self.project_ids is not None:
             projects = projects.filter(pk__in=self.project_ids)
-        projects.update(data_version=F("data_version") + 1)
+        projects.update(**{field: F(field) + 1 for field in self.fields})
 
 
 def _after_commit(bump: _Raise) -> None:
@@ -64,28 +78,30 @@ def _after_commit(bump: _Raise) -> None:
         bump()
 
 
-def changed(project_ids: Iterable[int | None]) -> None:
-    """The listed data of these projects changed: their lists are read again after the commit."""
+def changed(project_ids: Iterable[int | None], *, labels_only: bool = False) -> None:
+    """The listed data of these projects changed: their lists are read again after the commit
+    (``labels_only``: only what shows trajectories' versions, the API list)."""
     ids = frozenset(pk for pk in project_ids if pk is not None)
     if ids:
-        _after_commit(_Raise(ids))
+        _after_commit(_Raise(ids, ("data_version",) if labels_only else ALL_VERSIONS))
 
 
 def changed_everywhere() -> None:
     """A change that any project's list may show (a user's name): every list is read again."""
-    _after_commit(_Raise(None))
+    _after_commit(_Raise(None, ALL_VERSIONS))
 
 
-def remembered(project: Any, name: str, parts: Any, compute: Callable[[], T]) -> T:
+def remembered(project: Any, version: int, name: str, parts: Any, compute: Callable[[], T]) -> T:
     """What ``compute`` returns for this project and these ``parts`` (any repr-able key), from
-    this process's cache while the project's data has not changed since it was computed."""
+    this process's cache while the project's ``version`` (its ``data_version`` for what shows
+    trajectories' versions, else its ``page_version``) has not changed since it was computed."""
     lifetime = settings.WAYPOINT_LIST_CACHE_S
     if not lifetime or connection.in_atomic_block:
         return compute()
     # What a rendered value depends on besides the data: time zone, language, URL prefix.
     context = (timezone.get_current_timezone_name(), translation.get_language(), parts)
     digest = hashlib.blake2b(repr(context).encode(), digest_size=16).hexdigest()
-    key = f"{name}:{project.pk}:{project.data_version}:{digest}"
+    key = f"{name}:{project.pk}:{version}:{digest}"
     cache = caches[CACHE]
     value = cache.get(key)
     if value is None:
@@ -106,7 +122,7 @@ class ListedQuerySet(models.QuerySet):
         rows = super().update(**kwargs)
         if rows:
             moved_to = kwargs.get("project_id", getattr(kwargs.get("project"), "pk", None))
-            changed(projects | {moved_to})
+            changed(projects | {moved_to}, labels_only=set(kwargs) <= LABEL_FIELDS)
         return rows
 
     def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
@@ -121,9 +137,10 @@ class ListedQuerySet(models.QuerySet):
         return rows
 
 
-def row_changed(sender: type, instance: Any, **kwargs: Any) -> None:
+def row_changed(sender: type, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
     """A saved or deleted trajectory or task."""
-    changed([instance.project_id])
+    labels_only = update_fields is not None and set(update_fields) <= LABEL_FIELDS
+    changed([instance.project_id], labels_only=labels_only)
 
 
 def user_changed(sender: type, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:

@@ -35,8 +35,14 @@ class Project(models.Model):
     data_version = models.PositiveBigIntegerField(
         default=0,
         editable=False,
-        help_text="Raised after each committed change that the project's lists show "
+        help_text="Raised after each committed change that the project's API list shows "
         "(trajectories/list_cache.py).",
+    )
+    page_version = models.PositiveBigIntegerField(
+        default=0,
+        editable=False,
+        help_text="Raised after each committed change that the project's list page shows: "
+        "all but label edits (trajectories/list_cache.py).",
     )
 
     class Meta:
@@ -46,13 +52,13 @@ class Project(models.Model):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        # The version is only ever raised in the database: writing back the value this object
-        # was loaded with would lower it, and lists kept for that old value would be served.
+        # The versions are only ever raised in the database: writing back the values this object
+        # was loaded with would lower them, and lists kept for those old values would be served.
         if not self._state.adding and kwargs.get("update_fields") is None:
             kwargs["update_fields"] = [
                 f.name
                 for f in self._meta.concrete_fields
-                if not f.primary_key and f.name != "data_version"
+                if not f.primary_key and f.name not in ("data_version", "page_version")
             ]
         super().save(*args, **kwargs)
 

@@ -181,6 +181,7 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     asked = (request.GET.urlencode(), project.name, project.description, get_script_prefix())
     body = list_cache.remembered(
         project,
+        project.page_version,
         "page",
         asked,
         lambda: render_to_string(
@@ -197,14 +198,18 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
 
 def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dict[str, Any]:
     """The filter form, the page of rows and (``whole``) the progress strip of the list."""
-    recorders = list_cache.remembered(project, "recorders", (), lambda: recorder_names(project))
+    recorders = list_cache.remembered(
+        project, project.page_version, "recorders", (), lambda: recorder_names(project)
+    )
     form = TrajectoryFilterForm(request.GET, project, recorders)
     filters = form.filters()
     sort = request.GET.get("sort", "")
     # The whole page shows the count per status; without filters but the status, the list's
     # count is among them, and the paginator need not count again.
     counts = (
-        list_cache.remembered(project, "counts", (), lambda: selectors.status_counts(project))
+        list_cache.remembered(
+            project, project.page_version, "counts", (), lambda: selectors.status_counts(project)
+        )
         if whole
         else None
     )
@@ -223,7 +228,11 @@ def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dic
         return page.paginator.count, page.number, trajectory_rows(page), [t.pk for t in page]
 
     count, number, rows, listed = list_cache.remembered(
-        project, "table", (filters, sort, request.GET.get("page"), get_script_prefix()), table
+        project,
+        project.page_version,
+        "table",
+        (filters, sort, request.GET.get("page"), get_script_prefix()),
+        table,
     )
     query = request.GET.copy()
     query.pop("page", None)
