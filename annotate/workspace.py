@@ -16,7 +16,6 @@ from functools import lru_cache
 from typing import Any
 
 from django.db.models import F
-from django.urls import reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
@@ -76,7 +75,7 @@ class EditUrls(dict):
 
     def __init__(self, trajectory_id: int) -> None:
         super().__init__()
-        self.head, self.tail = reverse("annotate-edit", args=[trajectory_id, "OP"]).rsplit("OP", 1)
+        self.head, self.tail = route_parts("annotate-edit", before=(trajectory_id,))
 
     def __missing__(self, op: str) -> str:
         url = self[op] = f"{self.head}{op}{self.tail}"
