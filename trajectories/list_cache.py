@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.apps import apps
@@ -33,6 +34,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import connection, models, transaction
 from django.db.models import F
+from django.urls import get_script_prefix
 from django.utils import timezone, translation
 
 T = TypeVar("T")
@@ -45,21 +47,13 @@ LABEL_FIELDS = frozenset({"version", "updated_at"})
 ALL_VERSIONS = ("data_version", "page_version")
 
 
+@dataclass(frozen=True)
 class _Raise:
     """The version bump of some projects (or of all) after the current transaction commits;
     equal bumps are registered once per transaction, however many rows a write touches."""
 
-    def __init__(self, project_ids: frozenset[int] | None, fields: tuple[str, ...]) -> None:
-        self.project_ids, self.fields = project_ids, fields
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Raise) and (other.project_ids, other.fields) == (
-            self.project_ids,
-            self.fields,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.project_ids, self.fields))
+    project_ids: frozenset[int] | None
+    fields: tuple[str, ...]
 
     def __call__(self) -> None:
         # By name: the models use this module's queryset, so it cannot import them.
@@ -99,7 +93,12 @@ def remembered(project: Any, version: int, name: str, parts: Any, compute: Calla
     if not lifetime or connection.in_atomic_block:
         return compute()
     # What a rendered value depends on besides the data: time zone, language, URL prefix.
-    context = (timezone.get_current_timezone_name(), translation.get_language(), parts)
+    context = (
+        timezone.get_current_timezone_name(),
+        translation.get_language(),
+        get_script_prefix(),
+        parts,
+    )
     digest = hashlib.blake2b(repr(context).encode(), digest_size=16).hexdigest()
     key = f"{name}:{project.pk}:{version}:{digest}"
     cache = caches[CACHE]

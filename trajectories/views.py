@@ -26,7 +26,7 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import get_script_prefix, reverse
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -178,7 +178,7 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
         return _vary_on_htmx(render(request, "trajectories/_trajectory_table.html", context))
     # All but the recent jobs is the same for every member who asks for the same URL, until
     # the project's trajectories change (list_cache.py): the key is what was asked, not who.
-    asked = (request.GET.urlencode(), project.name, project.description, get_script_prefix())
+    asked = (request.GET.urlencode(), project.name, project.description)
     body = list_cache.remembered(
         project,
         project.page_version,
@@ -231,7 +231,7 @@ def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dic
         project,
         project.page_version,
         "table",
-        (filters, sort, request.GET.get("page"), get_script_prefix()),
+        (filters, sort, request.GET.get("page")),
         table,
     )
     query = request.GET.copy()
