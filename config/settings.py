@@ -143,8 +143,11 @@ WAYPOINT_LOGIN_COOLOFF_SECONDS = envint("WAYPOINT_LOGIN_COOLOFF_SECONDS", 900)
 WAYPOINT_PROXY_HOPS = envint("WAYPOINT_PROXY_HOPS", 0)
 AUTHENTICATION_BACKENDS = [
     "config.login_throttle.ThrottledLogins",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, reading a session's user by a prepared query (config/auth.py).
+    "config.auth.UserBackend",
 ]
+# Django's database sessions, read by a prepared query (config/sessions.py).
+SESSION_ENGINE = "config.sessions"
 # Read through functions, so that the WAYPOINT_ settings above stay the ones that count.
 AXES_FAILURE_LIMIT = "config.login_throttle.failure_limit"
 AXES_COOLOFF_TIME = "config.login_throttle.cool_off"
@@ -277,7 +280,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
