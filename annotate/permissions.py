@@ -14,8 +14,10 @@ from django.db.models import Exists, OuterRef, Subquery
 
 from trajectories.access import (
     AccessDenied,
+    Visible,
     access_project,
     access_trajectory,
+    found_or_404,
     role_in,
 )
 from trajectories.edits import undo_state_subqueries
@@ -88,6 +90,23 @@ PAGE_FACTS = {
 }
 
 
+_WORKSPACE_PAGE = Visible(
+    lambda projects, user_id, trajectory_id: (
+        Trajectory.objects.filter(project__in=projects, pk=trajectory_id)
+        .select_related("project", "task")  # the page names no recorder
+        .annotate(
+            viewer_role=Subquery(
+                Membership.objects.filter(project=OuterRef("project_id"), user_id=user_id).values(
+                    "role"
+                )[:1]
+            ),
+            **PAGE_FACTS,
+        )
+    ),
+    trajectory_id=int,
+)
+
+
 def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     """:func:`access_labels` for viewing, in one query instead of five: the user's role, and
     whether the trajectory has assignees, review comments, proposals and label edits to undo
@@ -96,16 +115,8 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     Only for a page drawn right away: an edit changes these facts, so the edit views load the
     trajectory with :func:`access_labels` and ask as they draw.
     """
-    trajectory = access_trajectory(
-        user,
-        trajectory_id,
-        related=("project", "task"),  # the page names no recorder
-        viewer_role=Subquery(
-            Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk).values(
-                "role"
-            )[:1]
-        ),
-        **PAGE_FACTS,
+    trajectory = found_or_404(
+        _WORKSPACE_PAGE, user, "No such trajectory", trajectory_id=trajectory_id
     )
     known = trajectory.__dict__
     if not trajectory.has_assignees:
