@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
@@ -19,6 +18,7 @@ from django.db.models import F
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
+from config.prepared import Prepared
 from trajectories.blobs import read_blob
 from trajectories.edits import EDITABLE, undo_state
 from trajectories.models import (
@@ -241,11 +241,26 @@ MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_step
 ANCHOR = ("id", "key", "type", "content", "description", "evidence")
 
 
-def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
-    """The trajectory's anchors (by step) and the links between them (by id), in one query:
-    a row per anchor and link going out of it."""
-    rows = (
-        Anchor.objects.filter(trajectory=trajectory)
+# The page's queries, built once per process (config/prepared.py): the workspace is the page
+# annotators load most, and building these cost it more than running them.
+SUBGOALS = Prepared(
+    lambda trajectory_id: (
+        Subgoal.objects.filter(trajectory_id=trajectory_id).order_by("start", "id").values(*SUBGOAL)
+    ),
+    trajectory_id=int,
+)
+MEMORY_TARGETS = Prepared(
+    lambda trajectory_id: (
+        MemoryTarget.objects.filter(trajectory_id=trajectory_id)
+        .order_by("encode_step", "key", "id")
+        .values(*MEMORY_TARGET)
+    ),
+    trajectory_id=int,
+)
+# A row per anchor and link going out of it.
+ANCHORS_AND_LINKS = Prepared(
+    lambda trajectory_id: (
+        Anchor.objects.filter(trajectory_id=trajectory_id)
         .order_by("step_index", "id", "links_out__id")
         .values(
             *ANCHOR,
@@ -255,7 +270,34 @@ def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
             relation=F("links_out__relation"),
             critical=F("links_out__critical"),
         )
-    )
+    ),
+    trajectory_id=int,
+)
+COMMENTS = Prepared(
+    lambda trajectory_id: ReviewComment.objects.filter(trajectory_id=trajectory_id).select_related(
+        "author", "resolved_by"
+    ),
+    trajectory_id=int,
+)
+HISTORY = Prepared(
+    lambda trajectory_id: (
+        AuditEvent.objects.filter(trajectory_id=trajectory_id)
+        .select_related("actor")
+        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
+    ),
+    trajectory_id=int,
+)
+PROPOSALS = Prepared(
+    lambda trajectory_id: Proposal.objects.filter(trajectory_id=trajectory_id).order_by(
+        "-created_at", "-id"
+    ),
+    trajectory_id=int,
+)
+
+
+def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
+    """The trajectory's anchors (by step) and the links between them (by id), in one query."""
+    rows = ANCHORS_AND_LINKS(trajectory_id=trajectory.pk)
     anchors: dict[int, dict] = {}
     found = []
     for row in rows:
@@ -281,31 +323,17 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
     n = trajectory.step_count
     # Rows as dicts of trajectories.labels (subgoal_dict, ...), read as values: no model
     # instances for a page that only shows them.
-    subgoals = list(
-        Subgoal.objects.filter(trajectory=trajectory).order_by("start", "id").values(*SUBGOAL)
-    )
+    subgoals = SUBGOALS(trajectory_id=trajectory.pk)
     for i, g in enumerate(subgoals):
         g["colour"] = PALETTE[i % len(PALETTE)]
-    memory = list(
-        MemoryTarget.objects.filter(trajectory=trajectory)
-        .order_by("encode_step", "key", "id")
-        .values(*MEMORY_TARGET)
-    )
+    memory = MEMORY_TARGETS(trajectory_id=trajectory.pk)
     anchors, links = _anchors_and_links(trajectory)
     comments = (
         []
         if trajectory.__dict__.get("has_comments") is False  # known to have none
-        else list(
-            ReviewComment.objects.filter(trajectory=trajectory).select_related(
-                "author", "resolved_by"
-            )
-        )
+        else COMMENTS(trajectory_id=trajectory.pk)
     )
-    history = list(
-        AuditEvent.objects.filter(trajectory=trajectory)
-        .select_related("actor")
-        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
-    )
+    history = HISTORY(trajectory_id=trajectory.pk)
     problems = [asdict(p) for p in problems_of(n, subgoals, memory, anchors, links)]
     editable = trajectory.status in EDITABLE and may_edit(user, trajectory, role)
     current = next((g for g in subgoals if g["start"] <= index <= g["end"]), None)
@@ -359,7 +387,7 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     proposals = (
         []
         if trajectory.__dict__.get("has_proposals") is False  # known to have none
-        else list(Proposal.objects.filter(trajectory=trajectory).order_by("-created_at", "-id"))
+        else PROPOSALS(trajectory_id=trajectory.pk)
     )
     open_ = next(
         (
@@ -469,13 +497,36 @@ STEP_FIELDS = (
 )
 
 
-def page_steps(trajectory: Trajectory, indices: Iterable[int] | None = None) -> list[Step]:
-    """The trajectory's steps (those of ``indices``, or all) as the page shows them, with
-    their screens and the type of their UI XML, in one query."""
-    steps = Step.objects.filter(trajectory=trajectory)
-    if indices is not None:
-        steps = steps.filter(index__in=indices)
-    return list(steps.select_related("screen__ui_xml").only(*STEP_FIELDS).order_by("index"))
+def _steps_from(steps):
+    return steps.select_related("screen__ui_xml").only(*STEP_FIELDS).order_by("index")
+
+
+PAGE_STEPS = Prepared(
+    lambda trajectory_id: _steps_from(Step.objects.filter(trajectory_id=trajectory_id)),
+    trajectory_id=int,
+)
+PAGE_STEPS_FROM_TO = Prepared(
+    lambda trajectory_id, first, last: _steps_from(
+        Step.objects.filter(trajectory_id=trajectory_id, index__gte=first, index__lte=last)
+    ),
+    trajectory_id=int,
+    first=int,
+    last=int,
+)
+SCREEN_AFTER = Prepared(
+    lambda screen_id: Screen.objects.filter(pk=screen_id).only("width", "height", "screenshot"),
+    screen_id=int,
+)
+
+
+def page_steps(
+    trajectory: Trajectory, first: int | None = None, last: int | None = None
+) -> list[Step]:
+    """The trajectory's steps (those from ``first`` to ``last``, or all) as the page shows
+    them, with their screens and the type of their UI XML, in one query."""
+    if first is None or last is None:
+        return PAGE_STEPS(trajectory_id=trajectory.pk)
+    return PAGE_STEPS_FROM_TO(trajectory_id=trajectory.pk, first=first, last=last)
 
 
 def step_context(
@@ -489,7 +540,7 @@ def step_context(
     ``steps``, when the page has read them all (with :func:`page_steps`), spares a query.
     """
     if steps is None:  # the step and the one after it (whose screen is this step's result)
-        steps = page_steps(trajectory, (index, index + 1))
+        steps = page_steps(trajectory, index, index + 1)
     step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()
@@ -529,7 +580,7 @@ def _screen_after(trajectory: Trajectory, index: int, steps: list[Step]) -> Scre
         return following.screen
     if trajectory.final_screen_id is None:
         return None
-    return Screen.objects.only("width", "height", "screenshot").get(pk=trajectory.final_screen_id)
+    return SCREEN_AFTER.first(screen_id=trajectory.final_screen_id)
 
 
 # What each form field is called on the page, for naming a change that was not saved.
