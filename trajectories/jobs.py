@@ -36,6 +36,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from config.prepared import Prepared
+
 from . import events
 from .formats import (
     EXPORTERS,
@@ -373,6 +375,23 @@ def with_true_status(job: Job) -> Job:
         reap_stale_jobs()
         job.refresh_from_db()
     return job
+
+
+RECENT_JOBS = 5
+# The project page's recent jobs, with their creators: on every visit of the list page.
+_RECENT_JOBS = Prepared(
+    lambda project_id: (
+        Job.objects.filter(project_id=project_id)
+        .select_related("created_by")
+        .order_by("-created_at", "-id")[:RECENT_JOBS]
+    ),
+    project_id=int,
+)
+
+
+def recent_jobs(project: Project) -> list[Job]:
+    """The project's newest jobs, each with its true status (:func:`with_true_status`)."""
+    return [with_true_status(job) for job in _RECENT_JOBS(project_id=project.pk)]
 
 
 def _remove_leftovers() -> int:

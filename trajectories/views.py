@@ -48,6 +48,7 @@ from .jobs import (
     do_start_export,
     do_start_import,
     download_name,
+    recent_jobs,
     with_true_status,
 )
 from .models import (
@@ -191,7 +192,7 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     context = {
         "project": project,
         "body": body,
-        "jobs": project.jobs.select_related("created_by")[:5],
+        "jobs": recent_jobs(project),
     }
     return _vary_on_htmx(render(request, "trajectories/trajectory_list.html", context))
 

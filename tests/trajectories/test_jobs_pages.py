@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.core.files.base import ContentFile
@@ -186,6 +187,34 @@ def test_the_project_page_lists_recent_jobs(client, project, alice, bob):
     client.force_login(bob)
     response = client.get(reverse("trajectory-list", args=[project.pk]))
     assert reverse("job-detail", args=[job.pk]).encode() in response.content
+
+
+def test_the_project_page_lists_the_five_newest_jobs_newest_first(client, project, alice):
+    jobs = [make_job(project, alice, status=JobStatus.SUCCEEDED) for _ in range(7)]
+    base = timezone.now()
+    for age, job in zip((3, 1, 6, 0, 5, 2, 4), jobs, strict=True):  # not in id order
+        Job.objects.filter(pk=job.pk).update(created_at=base - timedelta(hours=age))
+    client.force_login(alice)
+    html = client.get(reverse("trajectory-list", args=[project.pk])).content.decode()
+    newest = sorted(jobs, key=lambda job: Job.objects.get(pk=job.pk).created_at, reverse=True)
+    positions = [html.find(reverse("job-detail", args=[job.pk]) + '"') for job in newest]
+    assert all(p > 0 for p in positions[:5]) and all(p < 0 for p in positions[5:])
+    assert positions[:5] == sorted(positions[:5])
+
+
+def test_the_project_page_says_when_a_running_jobs_worker_vanished(client, project, alice):
+    job = make_job(
+        project,
+        alice,
+        status=JobStatus.RUNNING,
+        attempts=3,
+        heartbeat_at=timezone.now() - timedelta(minutes=10),
+    )
+    client.force_login(alice)
+    html = client.get(reverse("trajectory-list", args=[project.pk])).content.decode()
+    assert Job.objects.get(pk=job.pk).status == JobStatus.FAILED
+    assert f'<span class="pill job-{JobStatus.FAILED}">' in html
+    assert f'<span class="pill job-{JobStatus.RUNNING}">' not in html
 
 
 # ---------------------------------------------------------------------------- download
