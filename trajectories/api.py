@@ -189,6 +189,21 @@ class WaypointAPIView(APIView):
     """The base of every endpoint; domain errors are mapped in ``config/errors.py``."""
 
 
+class RenderedResponse(Response):
+    """A response whose body its accepted renderer made before (and a cache kept)."""
+
+    def __init__(self, content: bytes) -> None:
+        super().__init__()
+        self.rendered = content
+
+    @property
+    def rendered_content(self) -> bytes:
+        renderer = self.accepted_renderer
+        charset = f"; charset={renderer.charset}" if renderer.charset else ""
+        self["Content-Type"] = f"{renderer.media_type}{charset}"
+        return self.rendered
+
+
 class Pagination(PageNumberPagination):
     """``page`` and ``page_size`` are checked, not guessed: a bad one is a 400 naming it."""
 
@@ -475,15 +490,28 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         self.project = access_project(request.user, self.kwargs["project_id"])
-        # Members see the same rows: the key is what was asked (links name the host), not who.
-        data = list_cache.remembered(
+
+        def page() -> Any:
+            return super(ProjectTrajectoryListView, self).get(request, *args, **kwargs).data
+
+        # Members see the same rows: the key is what was asked (links name the host), not who;
+        # the rows show each trajectory's version, so the key has the project's data_version.
+        asked = request.build_absolute_uri()
+        renderer, media_type = request.accepted_renderer, request.accepted_media_type
+        if renderer.format != "json":  # the browsable API draws its page around the rows
+            data = list_cache.remembered(
+                self.project, self.project.data_version, "api", asked, page
+            )
+            return Response(data)
+        # JSON is kept as it is sent: most requests then render nothing.
+        content = list_cache.remembered(
             self.project,
-            self.project.data_version,  # rows show each trajectory's version
-            "api",
-            request.build_absolute_uri(),
-            lambda: super(ProjectTrajectoryListView, self).get(request, *args, **kwargs).data,
+            self.project.data_version,
+            "api.json",
+            (asked, media_type),
+            lambda: renderer.render(page(), media_type, self.get_renderer_context()),
         )
-        return Response(data)
+        return RenderedResponse(content)
 
 
 @extend_schema(tags=["trajectories"])

@@ -190,3 +190,27 @@ def test_members_share_the_page_but_not_the_header(look, project, imported, bob,
     bobs = client.get(reverse("trajectory-list", args=[project.pk])).content.decode()
     assert '<span class="who">bob</span>' in bobs and '<span class="who">alice</span>' in alices
     assert main(alices) == main(bobs)
+
+
+def test_the_api_answers_the_same_json_from_the_cache_in_each_layout(
+    project, imported, alice, client, settings
+):
+    token = Token.objects.create(user=alice)
+    url = reverse("api-project-trajectories", args=[project.pk])
+
+    def answer(accept: str):
+        response = client.get(
+            url, headers={"Authorization": f"Token {token.key}", "Accept": accept}
+        )
+        assert response.status_code == 200
+        return response["Content-Type"], response.content
+
+    layouts = ("application/json", "application/json; indent=2")
+    settings.WAYPOINT_LIST_CACHE_S = 0
+    computed = {accept: answer(accept) for accept in layouts}
+    settings.WAYPOINT_LIST_CACHE_S = 300
+    for _ in range(2):  # the first answer fills the cache, the second comes from it
+        assert {accept: answer(accept) for accept in layouts} == computed
+    assert computed["application/json"][0] == "application/json"
+    assert b'\n  "count": 1' in computed["application/json; indent=2"][1]
+    assert b"\n" not in computed["application/json"][1]
