@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.query import (
@@ -87,10 +88,7 @@ class Prepared:
         params = list(plan.params)
         for position, name in plan.slots:
             params[position] = _checked(self.parameters[name](values[name]))
-        with connection.cursor() as cursor:
-            cursor.execute(plan.sql, params)
-            rows = cursor.fetchall()
-        return plan.shape(rows)
+        return plan.shape(_rows(connection, plan.sql, params))
 
     def first(self, **values: Any) -> Any:
         """The first of what the call gives, or None."""
@@ -142,6 +140,26 @@ class Prepared:
                 raise NotPreparable(f"a parameter reaches the SQL changed, as {value!r}")
             slots.append((position, names[value]))
         return _Plan(sql, tuple(params), tuple(slots), shape(compiler))
+
+
+def _rows(connection: Any, sql: str, params: list) -> list:
+    """The rows of ``sql``; on PostgreSQL, as a prepared statement when the connection
+    prepares them (``prepare_threshold``, config/settings.py): the server plans the query once
+    per connection instead of on every call, which cost it more than running the query."""
+    with connection.cursor() as cursor:  # Django's: health check, connection, errors
+        raw = cursor.cursor
+        threshold = getattr(getattr(raw, "connection", None), "prepare_threshold", None)
+        if connection.vendor != "postgresql" or threshold is None:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    # Django's cursors bind parameters on the client, and such a query is never prepared; a
+    # server-side binding cursor of the same connection is, in Django's wrapper (which logs
+    # queries and turns the driver's errors into Django's).
+    server = psycopg.Cursor(raw.connection)
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    with wrap(server) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _checked(value: Any) -> Any:

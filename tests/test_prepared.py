@@ -171,3 +171,32 @@ def test_queries_whose_parameters_change_on_the_way_are_refused(db):
         Prepared(lambda pk: Trajectory.objects.filter(pk=pk).prefetch_related("steps"), pk=int)(
             pk=1
         )
+
+
+postgresql_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's"
+)
+
+
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@postgresql_only
+def test_on_postgresql_the_server_plans_it_once_per_connection(trajectory):
+    before = prepared_statements()
+    found = [STEPS(trajectory_id=trajectory.pk, first=first) for first in (0, 1, 0)]
+    assert [len(steps) for steps in found] == [4, 3, 4]
+    new = [sql for sql in prepared_statements() if sql not in before]
+    assert len(new) == 1 and '"trajectories_step"' in new[0] and "$1" in new[0]
+
+
+@postgresql_only
+def test_without_prepared_statements_it_runs_the_same_query(trajectory, monkeypatch):
+    connection.ensure_connection()
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    before = prepared_statements()
+    assert [s.index for s in STEPS(trajectory_id=trajectory.pk, first=2)] == [3, 2]
+    assert prepared_statements() == before

@@ -49,7 +49,7 @@ def database_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
     code = (
         "from config import settings as s; d = s.DATABASES['default']; "
         "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
-    )
+    ) + (f"; exec({env.pop('CODE')!r})" if "CODE" in env else "")
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO,
@@ -65,6 +65,15 @@ def test_production_reuses_database_connections_with_health_checks(tmp_path):
     assert result.stdout.split() == ["60", "True"], result.stderr
     postgres = database_settings(tmp_path, DEBUG="0", DATABASE_URL="postgres://u@db:5432/w")
     assert postgres.stdout.split() == ["60", "True"], postgres.stderr
+
+
+def test_postgresql_prepares_statements_unless_a_pooler_forbids_them(tmp_path):
+    code = "print(s.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))"
+    url = {"DATABASE_URL": "postgres://u@db:5432/w", "DEBUG": "0"}
+    result = database_settings(tmp_path, **url, CODE=code)
+    assert result.stdout.split()[2:] == ["0"], result.stderr
+    off = database_settings(tmp_path, **url, CODE=code, WAYPOINT_PREPARED_STATEMENTS="0")
+    assert off.stdout.split()[2:] == ["None"], off.stderr
 
 
 def test_development_opens_a_connection_per_request(tmp_path):
