@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 from django.db import connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import QuerySet
 from django.db.models.query import (
     FlatValuesListIterable,
@@ -156,10 +157,20 @@ def _rows(connection: Any, sql: str, params: list) -> list:
     # server-side binding cursor of the same connection is, in Django's wrapper (which logs
     # queries and turns the driver's errors into Django's).
     server = psycopg.Cursor(raw.connection)
-    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
-    with wrap(server) as cursor:
+    wrap = _LoggedStatement if connection.queries_logged else CursorWrapper
+    with wrap(server, connection) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+class _LoggedStatement(CursorDebugWrapper):
+    """Django's cursor that logs its queries (``DEBUG``, tests): Django names a query by the
+    text its cursor sent, and a prepared statement is sent by name; the text is written from
+    the SQL and its parameters instead, as Django writes it for server-side binding."""
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        with self.debug_sql(self.db.ops.compose_sql(sql, params), params):
+            return CursorWrapper.execute(self, sql, params)
 
 
 def _checked(value: Any) -> Any:

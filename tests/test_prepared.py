@@ -64,6 +64,13 @@ def test_each_call_runs_its_own_values_in_one_query(trajectory, project):
     assert len(captured) == 3
 
 
+def test_logged_queries_show_their_values(trajectory):
+    with CaptureQueriesContext(connection) as captured:
+        STEPS(trajectory_id=trajectory.pk, first=2)
+    assert f'"trajectory_id" = {trajectory.pk}' in captured[0]["sql"]
+    assert '"index" >= 2' in captured[0]["sql"]
+
+
 def test_the_sql_is_built_once_per_connection(trajectory, monkeypatch):
     query = Prepared(
         lambda trajectory_id: Anchor.objects.filter(trajectory_id=trajectory_id).values("key"),
