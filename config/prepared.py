@@ -147,18 +147,23 @@ def _rows(connection: Any, sql: str, params: list) -> list:
     """The rows of ``sql``; on PostgreSQL, as a prepared statement when the connection
     prepares them (``prepare_threshold``, config/settings.py): the server plans the query once
     per connection instead of on every call, which cost it more than running the query."""
-    with connection.cursor() as cursor:  # Django's: health check, connection, errors
-        raw = cursor.cursor
-        threshold = getattr(getattr(raw, "connection", None), "prepare_threshold", None)
-        if connection.vendor != "postgresql" or threshold is None:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-    # Django's cursors bind parameters on the client, and such a query is never prepared; a
-    # server-side binding cursor of the same connection is, in Django's wrapper (which logs
-    # queries and turns the driver's errors into Django's).
-    server = psycopg.Cursor(raw.connection)
-    wrap = _LoggedStatement if connection.queries_logged else CursorWrapper
-    with wrap(server, connection) as cursor:
+    if connection.vendor == "postgresql":
+        # What Django's cursor() does first: a connection checked, opened if need be, and
+        # used by the thread that opened it.
+        connection.close_if_health_check_failed()
+        connection.ensure_connection()
+        connection.validate_thread_sharing()
+        if connection.connection.prepare_threshold is not None:
+            # Django's cursors bind parameters on the client, and such a query is never
+            # prepared; a server-side binding cursor is, in Django's wrapper (which logs
+            # queries and turns the driver's errors into Django's).
+            with connection.wrap_database_errors:
+                server = psycopg.Cursor(connection.connection)
+            wrap = _LoggedStatement if connection.queries_logged else CursorWrapper
+            with wrap(server, connection) as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -207,3 +207,38 @@ def test_without_prepared_statements_it_runs_the_same_query(trajectory, monkeypa
     before = prepared_statements()
     assert [s.index for s in STEPS(trajectory_id=trajectory.pk, first=2)] == [3, 2]
     assert prepared_statements() == before
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_server_dropped_between_requests_costs_no_request(client, alice):
+    import psycopg
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test.client import RequestFactory
+
+    client.force_login(alice)
+    application = WSGIHandler()  # as gunicorn runs it: each request checks old connections
+
+    def get(path: str) -> tuple[str, bytes]:
+        environ = RequestFactory().get(path).environ
+        environ["HTTP_COOKIE"] = f"sessionid={client.cookies['sessionid'].value}"
+        answer = []
+        body = application(environ, lambda status, headers: answer.append(status))
+        return answer[0], b"".join(body)
+
+    settings_dict = connection.settings_dict
+    saved = settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"]
+    settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"] = 60, True
+    try:
+        assert get("/")[0] == "200 OK"  # the connection now outlives the request
+        pid = connection.connection.info.backend_pid
+        params = connection.get_connection_params()
+        params.pop("cursor_factory", None)
+        with psycopg.connect(**params, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", [pid])
+        status, body = get("/")  # the session is read by a prepared statement first
+        assert status == "200 OK" and b'<span class="who">alice</span>' in body
+        assert connection.connection.info.backend_pid != pid
+    finally:
+        settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"] = saved
+        connection.close()
