@@ -64,6 +64,10 @@ RELATION_COLOURS = {
     Relation.RESULT_OF: "#b54708",
     Relation.BLOCKS: "#b42318",
 }
+# The choices the forms offer (an enum builds its list anew on every ``.choices``).
+ANCHOR_TYPES = AnchorType.choices
+RELATIONS = Relation.choices
+SUCCESSES = SubgoalSuccess.choices
 HISTORY_SIZE = 15
 # What the history panel shows of an event (annotate.history): who, when, what it changed.
 HISTORY_FIELDS = ("at", "kind", "before", "after", "actor__username")
@@ -370,9 +374,9 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         "open_comments": sum(1 for c in comments if not c.resolved),
         "role": role,
         **_next_context(trajectory, user, role),
-        "anchor_types": AnchorType.choices,
-        "relations": Relation.choices,
-        "successes": SubgoalSuccess.choices,
+        "anchor_types": ANCHOR_TYPES,
+        "relations": RELATIONS,
+        "successes": SUCCESSES,
         **undo_state(trajectory),
         **proposal_context(trajectory, index),
     }

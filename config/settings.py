@@ -201,7 +201,8 @@ else:
     }
 STORAGES = {
     "default": _blob_storage,
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # Django's, with each file's URL worked out once (config/staticfiles.py).
+    "staticfiles": {"BACKEND": "config.staticfiles.StaticFilesStorage"},
 }
 
 LOGIN_URL = "login"
