@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 from html import escape
 from typing import Any
 
 from django import template
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
+from django.utils.text import Truncator, add_truncation_text
+from django.utils.translation import get_language, pgettext
 
 from trajectories.models import Step
 from trajectories.routes import route_parts
@@ -32,10 +34,30 @@ def _esc(value: Any) -> str:
 
 
 def _truncated(text: str, size: int) -> str:
-    """``{{ text|truncatechars:size }}``; a text that fits is only normalised, as the filter
-    does, without building a truncator."""
+    """``{{ text|truncatechars:size }}``, without building a truncator and translating its
+    mark on every call: a text that fits is only normalised, as the filter does."""
     text = unicodedata.normalize("NFC", text)
-    return text if len(text) <= size else Truncator(text).chars(size)
+    if len(text) <= size:
+        return text
+    if size <= 0 or any(unicodedata.combining(char) for char in text):
+        return Truncator(text).chars(size)
+    pattern, marked = _truncation(get_language())
+    return add_truncation_text(text[: max(size - marked, 0)], pattern)
+
+
+@lru_cache(maxsize=32)
+def _truncation(language: str | None) -> tuple[str, int]:
+    """A language's truncation mark (as Django's truncators translate it) and how many
+    characters it counts for."""
+    pattern = pgettext("String to return when truncating text", "%(truncated_text)s…")
+    mark = add_truncation_text("", pattern)
+    return pattern, sum(1 for char in mark if not unicodedata.combining(char))
+
+
+@register.simple_tag
+def truncated(text: str, size: int) -> str:
+    """``{{ text|truncatechars:size }}`` (escaped as a tag's answer is)."""
+    return _truncated(str(text), size)
 
 
 FRAME = (

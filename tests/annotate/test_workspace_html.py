@@ -100,3 +100,14 @@ def test_the_edit_urls_are_the_reversed_ones(rich):
     edit = EditUrls(rich.pk)
     for op in [*OPERATIONS, "OP"]:
         assert edit[op] == reverse("annotate-edit", args=[rich.pk, op])
+
+
+def test_texts_are_cut_as_truncatechars_cuts_them():
+    from django.template.defaultfilters import truncatechars
+
+    from annotate.templatetags.workspace_html import _truncated
+
+    texts = ["", "short", "x" * 50, "x" * 51, ODD * 4, "e\u0301" * 60, "é" * 60, "ab"]
+    for size in (0, 1, 2, 3, 32, 40, 50):
+        for text in texts:
+            assert _truncated(text, size) == truncatechars(text, size), (text, size)
