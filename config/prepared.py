@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import QuerySet
 from django.db.models.query import (
@@ -40,6 +40,8 @@ from django.utils import timezone
 # are where the real values go. Small ints, since a lookup on a small integer column treats a
 # value out of its range as matching nothing.
 _INT_STAND_INS = (30001, 30002)
+# A plan is also built in another time zone: SQL the same there is the same in every zone.
+_OTHER_ZONES = ("Asia/Kathmandu", "America/St_Johns")
 
 
 class NotPreparable(TypeError):
@@ -104,11 +106,16 @@ class Prepared:
         if self._alias is None:
             self._alias = self.build(**self._stand_ins(0)).db
         connection = connections[self._alias]
-        plans = self._plans.setdefault(connection, {})
-        zone = timezone.get_current_timezone_name()
-        plan = plans.get(zone)
+        plans = self._plans.get(connection)
+        if plans is None:
+            plans = self._plans[connection] = {}
+        plan = plans.get(None)  # the plan of SQL that no time zone changes
         if plan is None:
-            plan = plans[zone] = self._make_plan()
+            zone = timezone.get_current_timezone_name()
+            plan = plans.get(zone)
+            if plan is None:
+                plan, zoned = self._make_plan()
+                plans[zone if zoned else None] = plan
         return plan, connection
 
     def _stand_ins(self, which: int) -> dict[str, Any]:
@@ -117,7 +124,9 @@ class Prepared:
             for n, (name, kind) in enumerate(self.parameters.items())
         }
 
-    def _make_plan(self) -> _Plan:
+    def _make_plan(self) -> tuple[_Plan, bool]:
+        """The plan, and whether its SQL depends on the current time zone (a date truncated
+        or extracted in it), in which case a plan is kept per zone."""
         queryset = self.build(**self._stand_ins(0))
         if queryset._prefetch_related_lookups or queryset._known_related_objects:
             raise NotPreparable("a prefetch or a related manager's queryset is not preparable")
@@ -140,13 +149,43 @@ class Prepared:
             if not isinstance(value, int | str) or value not in names:
                 raise NotPreparable(f"a parameter reaches the SQL changed, as {value!r}")
             slots.append((position, names[value]))
-        return _Plan(sql, tuple(params), tuple(slots), shape(compiler))
+        current = timezone.get_current_timezone_name()
+        with timezone.override(_OTHER_ZONES[0] if current != _OTHER_ZONES[0] else _OTHER_ZONES[1]):
+            elsewhere = self.build(**self._stand_ins(0))
+            zoned = elsewhere.query.get_compiler(elsewhere.db).as_sql() != (sql, params)
+        return _Plan(sql, tuple(params), tuple(slots), shape(compiler)), zoned
 
 
 def _rows(connection: Any, sql: str, params: list) -> list:
-    """The rows of ``sql``; on PostgreSQL, as a prepared statement when the connection
-    prepares them (``prepare_threshold``, config/settings.py): the server plans the query once
-    per connection instead of on every call, which cost it more than running the query."""
+    """The rows of ``sql``, as the first query of a request checks the connection.
+
+    Django checks a connection kept from an earlier request (``CONN_HEALTH_CHECKS``) with a
+    ``SELECT 1`` before the request's first query; a prepared query, the first of nearly every
+    request (the session), is that check itself instead, and one round trip fewer: if it fails
+    on a connection the server dropped, it runs again on a new one.
+    """
+    checking = (
+        connection.connection is not None
+        and connection.health_check_enabled
+        and not connection.health_check_done
+        and not connection.in_atomic_block
+    )
+    if not checking:
+        return _run(connection, sql, params)
+    connection.health_check_done = True  # no SELECT 1 from Django's cursor()
+    try:
+        return _run(connection, sql, params)
+    except DatabaseError:
+        if connection.is_usable():
+            raise  # the query's own error
+    connection.close()
+    return _run(connection, sql, params)
+
+
+def _run(connection: Any, sql: str, params: list) -> list:
+    """On PostgreSQL, as a prepared statement when the connection prepares them
+    (``prepare_threshold``, config/settings.py): the server plans the query once per connection
+    instead of on every call, which cost it more than running the query."""
     if connection.vendor == "postgresql":
         # What Django's cursor() does first: a connection checked, opened if need be, and
         # used by the thread that opened it.

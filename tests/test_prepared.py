@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.sql.compiler import SQLCompiler
 from django.test.utils import CaptureQueriesContext
@@ -82,9 +84,35 @@ def test_the_sql_is_built_once_per_connection(trajectory, monkeypatch):
         SQLCompiler, "as_sql", lambda self, *a, **k: built.append(1) or as_sql(self, *a, **k)
     )
     found = [query(trajectory_id=trajectory.pk) for _ in range(5)]
-    assert len(built) == 2  # the plan: its SQL with two sets of stand-ins, then never again
+    # The plan: its SQL with two sets of stand-ins and in another time zone, then never again.
+    assert len(built) == 3
     assert found == [list(Anchor.objects.filter(trajectory=trajectory).values("key"))] * 5
     assert found[0]
+
+
+def test_sql_that_depends_on_the_time_zone_is_planned_per_zone(trajectory):
+    from datetime import UTC, datetime
+
+    from django.db.models.functions import ExtractHour
+    from django.utils import timezone
+
+    Trajectory.objects.filter(pk=trajectory.pk).update(
+        created_at=datetime(2026, 1, 1, 23, 30, tzinfo=UTC)
+    )
+    hour = Prepared(
+        lambda pk: (
+            Trajectory.objects.filter(pk=pk)
+            .annotate(hour=ExtractHour("created_at"))
+            .values_list("hour", flat=True)
+        ),
+        pk=int,
+    )
+    assert hour(pk=trajectory.pk) == [23]
+    with timezone.override("Asia/Kathmandu"):  # UTC+5:45
+        assert hour(pk=trajectory.pk) == [5]
+    with timezone.override("America/St_Johns"):  # UTC-3:30
+        assert hour(pk=trajectory.pk) == [20]
+    assert hour(pk=trajectory.pk) == [23]
 
 
 def test_values_lists_and_flat_lists_are_what_the_queryset_gives(trajectory, project, alice):
@@ -239,6 +267,35 @@ def test_a_connection_the_server_dropped_between_requests_costs_no_request(clien
         status, body = get("/")  # the session is read by a prepared statement first
         assert status == "200 OK" and b'<span class="who">alice</span>' in body
         assert connection.connection.info.backend_pid != pid
+    finally:
+        settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"] = saved
+        connection.close()
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_connection_is_checked_by_the_first_query_not_a_select_1(client, alice):
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test.client import RequestFactory
+
+    client.force_login(alice)
+    application = WSGIHandler()
+    environ = RequestFactory().get("/").environ
+    environ["HTTP_COOKIE"] = f"sessionid={client.cookies['sessionid'].value}"
+    settings_dict = connection.settings_dict
+    saved = settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"]
+    settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"] = 60, True
+    checks, answers = [], []
+    wrapper = type(connections["default"])
+    is_usable = wrapper.is_usable
+    try:
+        with mock.patch.object(
+            wrapper, "is_usable", lambda self: checks.append(1) or is_usable(self)
+        ):
+            for _ in range(3):
+                b"".join(application(dict(environ), lambda status, h: answers.append(status)))
+        assert answers == ["200 OK"] * 3
+        assert checks == []
     finally:
         settings_dict["CONN_MAX_AGE"], settings_dict["CONN_HEALTH_CHECKS"] = saved
         connection.close()
