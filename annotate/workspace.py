@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -86,7 +86,7 @@ class EditUrls(dict):
         return url
 
 
-def screen_elements(blob: Blob) -> tuple[dict[str, Any], ...]:
+def screen_elements(blob: Blob | PageBlob) -> tuple[dict[str, Any], ...]:
     """Boxes of a UI XML blob's pickable elements."""
     return _elements_of(blob.sha256, blob.content_type)
 
@@ -493,16 +493,61 @@ STEP_FIELDS = (
     "summary",
     "memory",
     "trainable",
-    "screen__width",
-    "screen__height",
-    "screen__screenshot",
-    "screen__ui_xml__sha256",
-    "screen__ui_xml__content_type",
 )
+SCREEN_FIELDS = {
+    "width": "screen__width",
+    "height": "screen__height",
+    "screenshot_id": "screen__screenshot",
+    "ui_xml_id": "screen__ui_xml",
+    "ui_xml_type": "screen__ui_xml__content_type",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PageBlob:
+    """A UI XML blob as the page names it: its key and type."""
+
+    sha256: str
+    content_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageScreen:
+    """A screen as the page draws it."""
+
+    width: int
+    height: int
+    screenshot_id: str
+    ui_xml_id: str | None
+    ui_xml: PageBlob | None
+
+    @property
+    def screenshot(self) -> Blob:
+        return Blob(sha256=self.screenshot_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PageStep:
+    """A step as the page shows it (what a Step has of it, with its screen): a dozen of them
+    on every load, where model instances cost more than the query that read them."""
+
+    index: int
+    action_type: str
+    action: dict[str, Any]
+    target: dict[str, Any] | None
+    thought: str
+    summary: str
+    memory: str
+    trainable: bool
+    screen: PageScreen
+
+    __str__ = Step.__str__
 
 
 def _steps_from(steps):
-    return steps.select_related("screen__ui_xml").only(*STEP_FIELDS).order_by("index")
+    return steps.order_by("index").values(
+        *STEP_FIELDS, **{k: F(v) for k, v in SCREEN_FIELDS.items()}
+    )
 
 
 PAGE_STEPS = Prepared(
@@ -525,19 +570,33 @@ SCREEN_AFTER = Prepared(
 
 def page_steps(
     trajectory: Trajectory, first: int | None = None, last: int | None = None
-) -> list[Step]:
+) -> list[PageStep]:
     """The trajectory's steps (those from ``first`` to ``last``, or all) as the page shows
     them, with their screens and the type of their UI XML, in one query."""
     if first is None or last is None:
-        return PAGE_STEPS(trajectory_id=trajectory.pk)
-    return PAGE_STEPS_FROM_TO(trajectory_id=trajectory.pk, first=first, last=last)
+        rows = PAGE_STEPS(trajectory_id=trajectory.pk)
+    else:
+        rows = PAGE_STEPS_FROM_TO(trajectory_id=trajectory.pk, first=first, last=last)
+    return [_page_step(row) for row in rows]
+
+
+def _page_step(row: dict[str, Any]) -> PageStep:
+    xml, xml_type = row["ui_xml_id"], row["ui_xml_type"]
+    screen = PageScreen(
+        row["width"],
+        row["height"],
+        row["screenshot_id"],
+        xml,
+        PageBlob(xml, xml_type) if xml is not None else None,
+    )
+    return PageStep(*(row[name] for name in STEP_FIELDS), screen)
 
 
 def step_context(
     trajectory: Trajectory,
     index: int,
     labels: dict[str, Any],
-    steps: list[Step] | None = None,
+    steps: list[PageStep] | None = None,
 ) -> dict[str, Any]:
     """The selected step with its screen, XML boxes and evidence boxes.
 
@@ -576,7 +635,9 @@ def step_context(
     }
 
 
-def _screen_after(trajectory: Trajectory, index: int, steps: list[Step]) -> Screen | None:
+def _screen_after(
+    trajectory: Trajectory, index: int, steps: list[PageStep]
+) -> PageScreen | Screen | None:
     """The screen step ``index`` led to: the next step's (``steps`` holds it when there is
     one), or the trajectory's final one."""
     following = next((s for s in steps if s.index == index + 1), None)
