@@ -11,7 +11,7 @@ from html import escape
 
 from django import template
 from django.urls import get_script_prefix, reverse
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from trajectories.routes import route_parts
 
@@ -51,7 +51,7 @@ def topnav_links(project=None) -> SafeString:
     """The signed-in user's links: the site's, then (on a project's pages) the project's."""
     site, (head, tail), links = _links(get_script_prefix())
     if not project:
-        return mark_safe(site)
+        return SafeString(site)
     name = escape(project.name)
     parts = [
         site,
@@ -59,4 +59,4 @@ def topnav_links(project=None) -> SafeString:
         f'<a class="project-name" href="{head}{project.pk}{tail}" title="{name}">{name}</a>',
         *(f'<a href="{h}{project.pk}{t}">{label}</a>' for h, t, label in links),
     ]
-    return mark_safe("\n      ".join(parts))
+    return SafeString("\n      ".join(parts))
