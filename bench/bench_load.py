@@ -61,6 +61,7 @@ PAGE_TARGET_MS = 500
 API_LIST_TARGET_MS = 250
 REQUEST_TIMEOUT_S = 60
 ENDPOINTS = ("list page", "workspace page", "API list")
+COOKIES = ("sessionid", "csrftoken")
 
 
 def parse_args() -> argparse.Namespace:
@@ -166,10 +167,11 @@ def seed(trajectories: int, steps: int) -> dict:
     for user in (admin, annotator):
         client = Client()
         client.force_login(user)
+        client.get(f"/projects/{project.pk}/trajectories/")  # a page sets the CSRF cookie
         token, _ = Token.objects.get_or_create(user=user)
-        logins.append(
-            {"cookie": f"sessionid={client.cookies['sessionid'].value}", "token": token.key}
-        )
+        # The cookies a browser sends after its first page: its session and its CSRF secret.
+        cookies = "; ".join(f"{name}={client.cookies[name].value}" for name in COOKIES)
+        logins.append({"cookie": cookies, "token": token.key})
     return {
         "project": project.pk,
         "trajectories": ids,
