@@ -503,15 +503,31 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
                 self.project, self.project.data_version, "api", asked, page
             )
             return Response(data)
-        # JSON is kept as it is sent: most requests then render nothing.
-        content = list_cache.remembered(
-            self.project,
-            self.project.data_version,
-            "api.json",
-            (asked, media_type),
-            lambda: renderer.render(page(), media_type, self.get_renderer_context()),
+        # JSON is kept as it is sent: most requests then render nothing. After label edits,
+        # only the rows' versions are read again.
+        context = self.get_renderer_context()
+
+        def computed() -> tuple[Any, bytes]:
+            data = page()
+            return data, renderer.render(data, media_type, context)
+
+        def refreshed(kept: tuple[Any, bytes]) -> tuple[Any, bytes]:
+            data = {**kept[0], "results": self.with_label_fields(kept[0]["results"])}
+            return data, renderer.render(data, media_type, context)
+
+        _, content = list_cache.kept_up(
+            self.project, "api.json", (asked, media_type), computed, refreshed
         )
         return RenderedResponse(content)
+
+    def with_label_fields(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows with the version and time of their trajectories' last label edits."""
+        edited = Trajectory.objects.filter(pk__in=[row["id"] for row in rows]).values_list(
+            "pk", "version", "updated_at"
+        )
+        serializer = self.get_serializer()
+        fields = {pk: serializer.label_fields(version, at) for pk, version, at in edited}
+        return [{**row, **fields.get(row["id"], {})} for row in rows]
 
 
 @extend_schema(tags=["trajectories"])

@@ -92,6 +92,35 @@ def remembered(project: Any, version: int, name: str, parts: Any, compute: Calla
     lifetime = settings.WAYPOINT_LIST_CACHE_S
     if not lifetime or connection.in_atomic_block:
         return compute()
+    key, cache = _key(name, project.pk, version, parts), caches[CACHE]
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, lifetime)
+    return value
+
+
+def kept_up(
+    project: Any, name: str, parts: Any, compute: Callable[[], T], refresh: Callable[[T], T]
+) -> T:
+    """:func:`remembered` for what shows trajectories' versions, kept while the project's
+    ``page_version`` holds: when only labels changed since (its ``data_version`` rose, with
+    trajectories' ``version`` and ``updated_at``), ``refresh(value)`` brings the kept value up
+    to date instead of ``compute()`` working it out again. Annotators' edits then cost a list
+    a small query instead of all its rows."""
+    lifetime = settings.WAYPOINT_LIST_CACHE_S
+    if not lifetime or connection.in_atomic_block:
+        return compute()
+    key, cache = _key(name, project.pk, project.page_version, parts), caches[CACHE]
+    kept = cache.get(key)
+    if kept is not None and kept[0] == project.data_version:
+        return kept[1]
+    value = refresh(kept[1]) if kept is not None else compute()
+    cache.set(key, (project.data_version, value), lifetime)
+    return value
+
+
+def _key(name: str, project_id: int, version: int, parts: Any) -> str:
     # What a rendered value depends on besides the data: time zone, language, URL prefix.
     context = (
         timezone.get_current_timezone_name(),
@@ -100,13 +129,7 @@ def remembered(project: Any, version: int, name: str, parts: Any, compute: Calla
         parts,
     )
     digest = hashlib.blake2b(repr(context).encode(), digest_size=16).hexdigest()
-    key = f"{name}:{project.pk}:{version}:{digest}"
-    cache = caches[CACHE]
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, lifetime)
-    return value
+    return f"{name}:{project_id}:{version}:{digest}"
 
 
 class ListedQuerySet(models.QuerySet):

@@ -92,9 +92,33 @@ def test_a_label_edit_shows_its_new_version_and_keeps_the_page(look, imported, b
     assert main(again) == main(page)
     assert rows_again == [dict(rows[0], version=version + 1, updated_at=ANY)]
     # The list page shows no versions: still from the cache (the session with its user,
-    # project, jobs); the API list read its rows again (token, project, count, rows).
-    assert len(captured) == 3 + 4
+    # project, jobs); the API list read only its rows' versions again (token, project,
+    # versions).
+    assert len(captured) == 3 + 3
     assert look()[1][0]["updated_at"] > rows[0]["updated_at"]
+
+
+def test_after_label_edits_the_api_answers_what_it_would_compute(
+    project, imported, alice, bob, client, settings
+):
+    second, _ = do_import_trajectory(project, make_record(steps=2, seed=2, recorded_by="bob"))
+    token = Token.objects.create(user=alice)
+    url = reverse("api-project-trajectories", args=[project.pk])
+
+    def answer() -> bytes:
+        response = client.get(url, headers={"Authorization": f"Token {token.key}"})
+        assert response.status_code == 200
+        return response.content
+
+    answer()  # kept
+    for trajectory in (imported, second, imported):
+        trajectory.refresh_from_db()
+        subgoal = trajectory.subgoals.first()
+        do_update_subgoal(trajectory, bob, trajectory.version, subgoal.pk, {"text": "Pay"})
+        kept = answer()
+        settings.WAYPOINT_LIST_CACHE_S = 0
+        assert kept == answer()  # byte for byte
+        settings.WAYPOINT_LIST_CACHE_S = 300
 
 
 def test_an_import_and_a_delete_show(look, project, imported):
