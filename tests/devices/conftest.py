@@ -11,6 +11,8 @@ import time
 import adbutils
 import pytest
 
+from devices.services.adb import DeviceFacts
+from devices.services.capture import wait_until_settled
 from devices.virtual import VirtualDevice
 from tests.conftest import missing_tool, require_chromium
 
@@ -148,3 +150,12 @@ def project_device(device, project):
     """The virtual device, belonging to alice's project (bob is a member, charlie is not)."""
     grant(device.serial, project)
     return device
+
+
+def settled_screen(device: adbutils.AdbDevice) -> None:
+    """Wait for the screen to stop moving (the HOME of the fixture may still be animating), and
+    for the status bar's clock not to turn its minute in the next two seconds."""
+    wait_until_settled(device, DeviceFacts(virtual=True), timeout=10)
+    if time.time() % 60 > 57:
+        time.sleep(61 - time.time() % 60)
+        wait_until_settled(device, DeviceFacts(virtual=True), timeout=10)

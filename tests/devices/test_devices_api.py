@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from devices.services.adb import DeviceFacts
-from devices.services.capture import wait_until_settled
-from tests.devices.conftest import grant
+from tests.devices.conftest import grant, settled_screen
 from trajectories.models import Status, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task
@@ -124,15 +120,6 @@ def test_an_unknown_device_is_not_found(adb_servers, alice, project):
     response = client_for(alice).post("/api/v1/devices/nowhere:1/lease", {}, format="json")
     assert response.status_code == 404
     assert response.json() == {"detail": "Device nowhere:1 is not connected to any adb server."}
-
-
-def settled_screen(device) -> None:
-    """Wait for the screen to stop moving (the HOME of the fixture may still be animating), and
-    for the status bar's clock not to turn its minute in the next two seconds."""
-    wait_until_settled(device, DeviceFacts(virtual=True), timeout=10)
-    if time.time() % 60 > 57:
-        time.sleep(61 - time.time() % 60)
-        wait_until_settled(device, DeviceFacts(virtual=True), timeout=10)
 
 
 def test_the_frame_is_sent_only_when_it_changed(adb_servers, device, project_device, alice):

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 from PIL import Image
 
-from tests.devices.conftest import adb, tap_node
+from tests.devices.conftest import adb, settled_screen, tap_node
 
 
 def nodes(xml: str):
@@ -174,6 +174,7 @@ def test_dump_while_animating_fails_like_a_phone(device, virtual_device):
 
 
 def test_screenshots_follow_the_screen(device):
+    settled_screen(device)
     first = device.shell("screencap -p", encoding=None)
     assert device.shell("screencap -p", encoding=None) == first  # cached, same screen
     device.app_start("com.waypoint.megamart")
@@ -182,6 +183,7 @@ def test_screenshots_follow_the_screen(device):
 
 def test_screen_version_tells_whether_a_capture_and_its_vars_match(device):
     device.app_start("com.waypoint.megamart")
+    settled_screen(device)
     before = device.shell("waypoint screen-version")
     device.screenshot()
     assert device.shell("waypoint screen-version") == before
