@@ -518,12 +518,16 @@ class PageScreen:
     width: int
     height: int
     screenshot_id: str
-    ui_xml_id: str | None
     ui_xml: PageBlob | None
 
     @property
     def screenshot(self) -> Blob:
         return Blob(sha256=self.screenshot_id)
+
+    @property
+    def ui_xml_id(self) -> str | None:
+        """The UI XML's key, as a Screen names it."""
+        return self.ui_xml.sha256 if self.ui_xml is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,7 +590,6 @@ def _page_step(row: dict[str, Any]) -> PageStep:
         row["width"],
         row["height"],
         row["screenshot_id"],
-        xml,
         PageBlob(xml, xml_type) if xml is not None else None,
     )
     return PageStep(*(row[name] for name in STEP_FIELDS), screen)
