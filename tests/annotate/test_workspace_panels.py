@@ -7,6 +7,7 @@ workspace (the page, an edit's answer, a refused edit's), and in every state of 
 from __future__ import annotations
 
 import re
+from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -71,6 +72,7 @@ def tokens(html: str) -> list[tuple]:
     return found
 
 
+@cache
 def engine_before() -> Engine:
     """Django's engine with the templates as they were ahead of the app's."""
     now = engines["django"].engine
@@ -82,13 +84,8 @@ def engine_before() -> Engine:
     )
 
 
-OLD = None
-
-
 def both(name: str, context: dict, request) -> tuple[list[tuple], list[tuple]]:
-    global OLD
-    OLD = OLD or engine_before()
-    old = OLD.get_template(f"annotate/{name}.html")
+    old = engine_before().get_template(f"annotate/{name}.html")
     from django.template.context import make_context
 
     before = old.render(make_context(dict(context), request))
