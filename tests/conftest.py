@@ -51,6 +51,16 @@ def charlie(db):
 
 
 @pytest.fixture
+def dave(project, alice):
+    """A reviewer of the project."""
+    from trajectories.services import do_set_membership
+
+    user = get_user_model().objects.create_user("dave", "dave@example.org", "dave-password")
+    do_set_membership(project, user, "reviewer", alice)
+    return user
+
+
+@pytest.fixture
 def project(alice, bob):
     """A project owned by alice (admin) with bob as annotator; charlie is an outsider."""
     from trajectories.services import do_create_project, do_set_membership

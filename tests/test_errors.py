@@ -1,19 +1,18 @@
 """One error path: domain errors answer their status everywhere, the API always in JSON.
 
-alice is the project's admin, bob an annotator, dora a reviewer, charlie an outsider.
+alice is the project's admin, bob an annotator, dave a reviewer, charlie an outsider.
 """
 
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from annotate.services import do_assign
 from tests.annotate.conftest import blank_record
 from tests.devices.conftest import grant
-from trajectories.services import do_import_trajectory, do_set_membership
+from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +27,6 @@ def client_of(user) -> Client:
 
 
 @pytest.fixture
-def dora(project, alice):
-    dora = get_user_model().objects.create_user("dora", "dora@example.org", "dora-password")
-    do_set_membership(project, dora, "reviewer", alice)
-    return dora
-
-
-@pytest.fixture
 def trajectory(project, alice, bob):
     trajectory, _ = do_import_trajectory(project, blank_record(steps=3))
     do_assign(trajectory, bob, alice)
@@ -44,9 +36,9 @@ def trajectory(project, alice, bob):
 # -------------------------------------------------------------------------------- HTML pages
 
 
-def test_a_reviewer_importing_the_virtual_devices_tasks_gets_a_403_page(project, dora):
+def test_a_reviewer_importing_the_virtual_devices_tasks_gets_a_403_page(project, dave):
     grant("emulator-5554", project)
-    response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk})
+    response = client_of(dave).post("/devices/emulator-5554/tasks/", {"project": project.pk})
     assert response.status_code == 403
     page = response.content.decode()
     assert "This needs one of the roles: admin, annotator" in page
@@ -63,9 +55,9 @@ def test_a_missing_role_on_any_page_is_the_same_styled_403(project, bob):
     assert '<nav class="topnav">' in response.content.decode()
 
 
-def test_htmx_gets_the_403_message_alone(project, dora):
+def test_htmx_gets_the_403_message_alone(project, dave):
     grant("emulator-5554", project)
-    response = client_of(dora).post("/devices/emulator-5554/tasks/", {"project": project.pk}, **HX)
+    response = client_of(dave).post("/devices/emulator-5554/tasks/", {"project": project.pk}, **HX)
     assert response.status_code == 403
     assert response["Content-Type"].startswith("text/plain")
     assert response.content.decode() == "This needs one of the roles: admin, annotator"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from annotate import services as s
 from annotate.models import Proposal, ProposalStatus
@@ -14,7 +13,7 @@ from tests.annotate.llm_server import llm  # noqa: F401 (the fixture)
 from tests.trajectories.builders import make_record
 from trajectories import label_edits
 from trajectories.models import Trajectory
-from trajectories.services import do_import_trajectory, do_set_membership
+from trajectories.services import do_import_trajectory
 
 
 def blank_record(steps: int = 6, seed: int = 7, **overrides):
@@ -58,14 +57,6 @@ ACTIONS = [
     {"type": "answer", "text": ODD},
     {"type": "terminate", "status": "success"},
 ]
-
-
-@pytest.fixture
-def dave(project, alice):
-    """A reviewer of the project."""
-    user = get_user_model().objects.create_user("dave", "dave@example.org", "dave-password")
-    do_set_membership(project, user, "reviewer", alice)
-    return user
 
 
 @pytest.fixture
