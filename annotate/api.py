@@ -17,9 +17,9 @@ from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from trajectories import edits, label_edits
 from trajectories.api import WaypointAPIView, check_serializer, job_response
-from trajectories.labels import all_labels
+from trajectories.labels import edits, protocol
+from trajectories.labels.parts import all_labels
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer, JobSerializer
 from trajectories.validation import InvalidData, InvalidRequest
@@ -91,7 +91,7 @@ def labels_data(trajectory: Trajectory) -> dict[str, Any]:
     return {
         "version": trajectory.version,
         "status": trajectory.status,
-        **edits.undo_state(trajectory),
+        **protocol.undo_state(trajectory),
         **labels,
         "problems": [asdict(p) for p in problems],
     }
@@ -147,7 +147,7 @@ class SplitView(LabelsAPIView):
             request,
             trajectory_id,
             SplitRequestSerializer,
-            lambda t, v, d: label_edits.do_split_subgoal(t, request.user, v, d["step"]),
+            lambda t, v, d: edits.do_split_subgoal(t, request.user, v, d["step"]),
         )
 
 
@@ -165,17 +165,17 @@ class MergeView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: label_edits.do_merge_subgoals(t, request.user, v, subgoal_id),
+            lambda t, v, d: edits.do_merge_subgoals(t, request.user, v, subgoal_id),
         )
 
 
 def _patch_subgoal(trajectory, actor, version, subgoal_id, data) -> None:
     bounds = {k: data.pop(k) for k in ("start", "end") if k in data}
     if bounds:
-        label_edits.do_move_boundary(trajectory, actor, version, subgoal_id, **bounds)
+        edits.do_move_boundary(trajectory, actor, version, subgoal_id, **bounds)
         version = trajectory.version
     if data or not bounds:
-        label_edits.do_update_subgoal(trajectory, actor, version, subgoal_id, data)
+        edits.do_update_subgoal(trajectory, actor, version, subgoal_id, data)
 
 
 @extend_schema(tags=TAGS)
@@ -204,7 +204,7 @@ class SubgoalView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: label_edits.do_delete_subgoal(t, request.user, v, subgoal_id),
+            lambda t, v: edits.do_delete_subgoal(t, request.user, v, subgoal_id),
         )
 
 
@@ -222,7 +222,7 @@ class StepLabelView(LabelsAPIView):
             request,
             trajectory_id,
             StepPatchSerializer,
-            lambda t, v, d: label_edits.do_update_step(t, request.user, v, index, d),
+            lambda t, v, d: edits.do_update_step(t, request.user, v, index, d),
         )
 
 
@@ -240,7 +240,7 @@ class MemoryTargetListView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetRequestSerializer,
-            lambda t, v, d: label_edits.do_add_memory_target(t, request.user, v, **d),
+            lambda t, v, d: edits.do_add_memory_target(t, request.user, v, **d),
         )
 
 
@@ -258,7 +258,7 @@ class MemoryTargetView(LabelsAPIView):
             request,
             trajectory_id,
             MemoryTargetPatchSerializer,
-            lambda t, v, d: label_edits.do_update_memory_target(t, request.user, v, target_id, d),
+            lambda t, v, d: edits.do_update_memory_target(t, request.user, v, target_id, d),
         )
 
     @extend_schema(
@@ -270,7 +270,7 @@ class MemoryTargetView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: label_edits.do_delete_memory_target(t, request.user, v, target_id),
+            lambda t, v: edits.do_delete_memory_target(t, request.user, v, target_id),
         )
 
 
@@ -288,7 +288,7 @@ class AnchorListView(LabelsAPIView):
             request,
             trajectory_id,
             AnchorRequestSerializer,
-            lambda t, v, d: label_edits.do_add_anchor(t, request.user, v, **d),
+            lambda t, v, d: edits.do_add_anchor(t, request.user, v, **d),
         )
 
 
@@ -306,7 +306,7 @@ class AnchorView(LabelsAPIView):
             request,
             trajectory_id,
             AnchorPatchSerializer,
-            lambda t, v, d: label_edits.do_update_anchor(t, request.user, v, key, d),
+            lambda t, v, d: edits.do_update_anchor(t, request.user, v, key, d),
         )
 
     @extend_schema(
@@ -318,7 +318,7 @@ class AnchorView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: label_edits.do_delete_anchor(t, request.user, v, key),
+            lambda t, v: edits.do_delete_anchor(t, request.user, v, key),
         )
 
 
@@ -336,7 +336,7 @@ class AnchorLinkListView(LabelsAPIView):
             request,
             trajectory_id,
             LinkRequestSerializer,
-            lambda t, v, d: label_edits.do_add_anchor_link(t, request.user, v, **d),
+            lambda t, v, d: edits.do_add_anchor_link(t, request.user, v, **d),
         )
 
 
@@ -353,7 +353,7 @@ class AnchorLinkView(LabelsAPIView):
         return self.delete_edit(
             request,
             trajectory_id,
-            lambda t, v: label_edits.do_delete_anchor_link(t, request.user, v, link_id),
+            lambda t, v: edits.do_delete_anchor_link(t, request.user, v, link_id),
         )
 
 
@@ -371,7 +371,7 @@ class UndoView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: edits.do_undo(t, request.user, v),
+            lambda t, v, d: protocol.do_undo(t, request.user, v),
         )
 
 
@@ -389,7 +389,7 @@ class RedoView(LabelsAPIView):
             request,
             trajectory_id,
             VersionSerializer,
-            lambda t, v, d: edits.do_redo(t, request.user, v),
+            lambda t, v, d: protocol.do_redo(t, request.user, v),
         )
 
 

@@ -6,8 +6,8 @@ class AnnotateConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from trajectories.edits import labels_restored
         from trajectories.jobs import register_runner
+        from trajectories.labels.protocol import labels_restored
         from trajectories.models import JobKind
 
         from .services.proposals import follow_restored_labels, run_proposal_job

@@ -1,7 +1,7 @@
 """What a trajectory's labels still lack before they can be submitted for review.
 
 Each problem names the step to jump to, so the workspace can link to it. Works on the plain
-label dicts of :mod:`trajectories.labels`, so the page, the API and ``do_submit`` share it.
+label dicts of :mod:`trajectories.labels.parts`, so the page, the API and ``do_submit`` share it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trajectories.edits import label_change_part, part_name
+from trajectories.labels.protocol import label_change_part, part_name
 from trajectories.models import AuditEvent
 
 MAX_LINES = 4

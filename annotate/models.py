@@ -1,6 +1,6 @@
 """The human workflow around labels: who annotates what, review comments.
 
-(The undo stack is part of the edit protocol, in ``trajectories.edits``.)
+(The undo stack is part of the edit protocol, in ``trajectories.labels.protocol``.)
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class ProposalStatus(models.TextChoices):
 class Proposal(models.Model):
     """Labels a proposer (the heuristic, or an LLM) suggests for a trajectory, until a person
     accepts, edits or rejects them. ``payload`` holds the proposed ``subgoals``,
-    ``memory_targets`` and ``anchors`` in the JSON of :mod:`trajectories.labels`; a failed
+    ``memory_targets`` and ``anchors`` in the JSON of :mod:`trajectories.labels.parts`; a failed
     proposal keeps the proposer's ``raw_output`` and an ``error`` and never becomes labels.
 
     One proposal per trajectory, proposer and prompt version: asking again returns it.

@@ -20,7 +20,7 @@ from trajectories.access import (
     found_or_404,
     role_in,
 )
-from trajectories.edits import undo_state_subqueries
+from trajectories.labels.protocol import undo_state_subqueries
 from trajectories.models import Membership, Project, Role, Trajectory
 
 from .models import Assignment, Proposal, ReviewComment

@@ -9,7 +9,7 @@ from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from config.prepared import Prepared
 from trajectories.access import Visible, trajectories_of
-from trajectories.edits import EDITABLE
+from trajectories.labels.protocol import EDITABLE
 from trajectories.models import Project, Role, Status, Trajectory
 
 from .models import Assignment, ReviewComment

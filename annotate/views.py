@@ -22,8 +22,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from trajectories import edits, label_edits
 from trajectories.access import access_project, role_in, trajectories_of
+from trajectories.labels import edits, protocol
 from trajectories.models import Role, Trajectory
 from trajectories.validation import InvalidData
 
@@ -102,7 +102,7 @@ def _memory_update(r, t, v, post):
         fields["retrieve_steps"] = _steps(post, "retrieve_steps")
     if post.get("evidence"):
         fields["evidence"] = _evidence(post)
-    return label_edits.do_update_memory_target(t, r.user, v, post.get("target"), fields)
+    return edits.do_update_memory_target(t, r.user, v, post.get("target"), fields)
 
 
 def _memory_toggle(r, t, v, post):
@@ -111,16 +111,14 @@ def _memory_toggle(r, t, v, post):
         raise InvalidData("that memory target is gone")
     step = _int(post, "step")
     steps = set(target.retrieve_steps) ^ {step}
-    return label_edits.do_update_memory_target(
-        t, r.user, v, target.pk, {"retrieve_steps": sorted(steps)}
-    )
+    return edits.do_update_memory_target(t, r.user, v, target.pk, {"retrieve_steps": sorted(steps)})
 
 
 def _anchor_update(r, t, v, post):
     fields: dict[str, Any] = _given(post, ("type", "content", "description"))
     if post.get("evidence"):
         fields["evidence"] = _evidence(post)
-    return label_edits.do_update_anchor(t, r.user, v, post.get("key"), fields)
+    return edits.do_update_anchor(t, r.user, v, post.get("key"), fields)
 
 
 def _review(r, t, v, post):
@@ -167,22 +165,22 @@ OPERATIONS: dict[str, Operation] = {
     "split": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_split_subgoal(t, r.user, v, _int(p, "at")),
+        lambda r, t, v, p: edits.do_split_subgoal(t, r.user, v, _int(p, "at")),
     ),
     "merge": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_merge_subgoals(t, r.user, v, p.get("subgoal")),
+        lambda r, t, v, p: edits.do_merge_subgoals(t, r.user, v, p.get("subgoal")),
     ),
     "delete_subgoal": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_delete_subgoal(t, r.user, v, p.get("subgoal")),
+        lambda r, t, v, p: edits.do_delete_subgoal(t, r.user, v, p.get("subgoal")),
     ),
     "boundary": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_move_boundary(
+        lambda r, t, v, p: edits.do_move_boundary(
             t,
             r.user,
             v,
@@ -195,21 +193,19 @@ OPERATIONS: dict[str, Operation] = {
     "subgoal": (
         EDIT,
         False,
-        lambda r, t, v, p: label_edits.do_update_subgoal(
+        lambda r, t, v, p: edits.do_update_subgoal(
             t, r.user, v, p.get("subgoal"), _subgoal_fields(p)
         ),
     ),
     "step": (
         EDIT,
         False,
-        lambda r, t, v, p: label_edits.do_update_step(
-            t, r.user, v, _int(p, "step"), _step_fields(p)
-        ),
+        lambda r, t, v, p: edits.do_update_step(t, r.user, v, _int(p, "step"), _step_fields(p)),
     ),
     "memory_add": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_add_memory_target(
+        lambda r, t, v, p: edits.do_add_memory_target(
             t,
             r.user,
             v,
@@ -225,12 +221,12 @@ OPERATIONS: dict[str, Operation] = {
     "memory_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_delete_memory_target(t, r.user, v, p.get("target")),
+        lambda r, t, v, p: edits.do_delete_memory_target(t, r.user, v, p.get("target")),
     ),
     "anchor_add": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_add_anchor(
+        lambda r, t, v, p: edits.do_add_anchor(
             t,
             r.user,
             v,
@@ -245,12 +241,12 @@ OPERATIONS: dict[str, Operation] = {
     "anchor_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_delete_anchor(t, r.user, v, p.get("key")),
+        lambda r, t, v, p: edits.do_delete_anchor(t, r.user, v, p.get("key")),
     ),
     "link_add": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_add_anchor_link(
+        lambda r, t, v, p: edits.do_add_anchor_link(
             t,
             r.user,
             v,
@@ -263,11 +259,11 @@ OPERATIONS: dict[str, Operation] = {
     "link_delete": (
         EDIT,
         True,
-        lambda r, t, v, p: label_edits.do_delete_anchor_link(t, r.user, v, p.get("link")),
+        lambda r, t, v, p: edits.do_delete_anchor_link(t, r.user, v, p.get("link")),
     ),
-    "revert": (EDIT, True, lambda r, t, v, p: edits.do_revert(t, r.user, v, p.get("event"))),
-    "undo": (EDIT, True, lambda r, t, v, p: edits.do_undo(t, r.user, v)),
-    "redo": (EDIT, True, lambda r, t, v, p: edits.do_redo(t, r.user, v)),
+    "revert": (EDIT, True, lambda r, t, v, p: protocol.do_revert(t, r.user, v, p.get("event"))),
+    "undo": (EDIT, True, lambda r, t, v, p: protocol.do_undo(t, r.user, v)),
+    "redo": (EDIT, True, lambda r, t, v, p: protocol.do_redo(t, r.user, v)),
     "submit": (EDIT, True, lambda r, t, v, p: s.do_submit(t, r.user, v)),
     "comment": (
         REVIEW,
@@ -349,7 +345,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
         version = None
     try:
         run(request, trajectory, version, request.POST)
-    except edits.StaleVersion as exc:
+    except protocol.StaleVersion as exc:
         trajectory.refresh_from_db()
         return _render(
             request,

@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString
 
 from config.prepared import Prepared
 from trajectories.blobs import read_blob
-from trajectories.edits import EDITABLE, undo_state
+from trajectories.labels.protocol import EDITABLE, undo_state
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -238,7 +238,7 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
     }
 
 
-# The fields of trajectories.labels' subgoal_dict, memory_target_dict and anchor_dict (whose
+# The fields of trajectories.labels.parts' subgoal_dict, memory_target_dict and anchor_dict (whose
 # "step" is the anchor's step_index).
 SUBGOAL = ("id", "start", "end", "text", "effect", "behaviour", "success", "origin")
 MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_steps")
@@ -325,7 +325,7 @@ def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
 def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
     """Everything an edit can change, for the selected step ``index``."""
     n = trajectory.step_count
-    # Rows as dicts of trajectories.labels (subgoal_dict, ...), read as values: no model
+    # Rows as dicts of trajectories.labels.parts (subgoal_dict, ...), read as values: no model
     # instances for a page that only shows them.
     subgoals = SUBGOALS(trajectory_id=trajectory.pk)
     for i, g in enumerate(subgoals):

@@ -46,7 +46,7 @@ FORMATS = ("waypoint", "stamp-sft", "androtmem", "androidcontrol")
 
 def phase_export(args) -> dict:
     _setup()
-    from trajectories.formats import export_trajectories
+    from formats.catalogue import export_trajectories
     from trajectories.models import Project, Trajectory
 
     project = Project.objects.get(name=args.project)
@@ -79,7 +79,7 @@ def _raw_output(form: dict, width: int, height: int) -> str:
 
 def phase_evaluate(args) -> dict:
     _setup()
-    from trajectories.evaluation import evaluate_files
+    from evaluation.scoring import evaluate_files
 
     folder = Path(args.dest)
     predictions = folder.parent / f"{folder.name}-predictions.jsonl"

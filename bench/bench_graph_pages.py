@@ -24,14 +24,14 @@ import django  # noqa: E402
 django.setup()
 
 from fixtures.generate import SHOP, generate_record  # noqa: E402
-from trajectories.blobs import sha256_hex  # noqa: E402
-from trajectories.graphs.appkg import (  # noqa: E402
+from graphs.appkg import (  # noqa: E402
     ScreenInput,
     StepInput,
     TrajectoryInput,
     build_app_graph,
 )
-from trajectories.graphs.drawing import DrawEdge, DrawNode, draw  # noqa: E402
+from graphs.drawing import DrawEdge, DrawNode, draw  # noqa: E402
+from trajectories.blobs import sha256_hex  # noqa: E402
 
 
 def inputs(count: int, steps: int) -> list[TrajectoryInput]:
@@ -93,9 +93,9 @@ def page_part(nodes: int = 100_000) -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from trajectories.graphs.build import check_params
-    from trajectories.graphs.embedders import get_embedder
-    from trajectories.graphs.models import MemoryGraph
+    from graphs.build import check_params
+    from graphs.embedders import get_embedder
+    from graphs.models import MemoryGraph
     from trajectories.services import do_create_project
 
     call_command("migrate", verbosity=0, interactive=False)

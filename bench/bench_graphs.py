@@ -38,7 +38,7 @@ os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 
 
 def build(project, **params):
-    from trajectories.graphs.services import do_build_memory_graph
+    from graphs.services import do_build_memory_graph
     from trajectories.jobs import run_job
 
     began = time.perf_counter()
@@ -51,7 +51,7 @@ def build(project, **params):
 
 
 def purity_and_completeness(graph) -> tuple[float, float, int]:
-    from trajectories.graphs.index import load_graph
+    from graphs.index import load_graph
     from trajectories.models import Step, Trajectory
 
     data = load_graph(graph)
@@ -84,8 +84,8 @@ def big_graph(nodes: int, edges_per_node: int, dim: int, text_dim: int):
     """A synthetic graph of ``nodes`` nodes and its stored file's bytes."""
     import numpy as np
 
-    from trajectories.graphs.build import MemoryGraphData, check_params
-    from trajectories.graphs.storage import to_npz_bytes
+    from graphs.build import MemoryGraphData, check_params
+    from graphs.storage import to_npz_bytes
 
     rng = np.random.default_rng(0)
     sums = rng.normal(size=(nodes, dim)).astype(np.float32)
@@ -153,7 +153,7 @@ def main() -> None:
 
 def build_part(project, args) -> None:
     from fixtures.generate import generate_dataset
-    from trajectories.graphs.models import ScreenEmbedding
+    from graphs.models import ScreenEmbedding
     from trajectories.models import Step, Subgoal
 
     began = time.perf_counter()
@@ -189,11 +189,11 @@ def retrieval_part(project, args) -> None:
     from django.core.files.base import ContentFile
 
     from fixtures.generate import DEFAULT_SIZE, notes_edit, render, shop_product, shop_results
-    from trajectories.graphs.build import check_params
-    from trajectories.graphs.embedders import get_embedder
-    from trajectories.graphs.index import index_of
-    from trajectories.graphs.models import MemoryGraph
-    from trajectories.graphs.retrieve import format_memory_block, retrieve
+    from graphs.build import check_params
+    from graphs.embedders import get_embedder
+    from graphs.index import index_of
+    from graphs.models import MemoryGraph
+    from graphs.retrieve import format_memory_block, retrieve
 
     embedder = get_embedder("structure")
     file = big_graph(args.nodes, 1, embedder.dim, embedder.text_dim)  # a subgoal a node

@@ -289,7 +289,8 @@ def phase_hostile(args) -> list[dict]:
     from django.contrib.auth import get_user_model
 
     from fixtures.generate import generate_record
-    from trajectories.formats import archive, export_trajectories, import_trajectories
+    from formats import archive
+    from formats.catalogue import export_trajectories, import_trajectories
     from trajectories.models import Screen, Trajectory
     from trajectories.services import do_create_project, do_import_trajectory
     from trajectories.validation import InvalidData

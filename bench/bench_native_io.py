@@ -85,7 +85,7 @@ def phase_generate(args) -> dict:
 
 def phase_export(args) -> dict:
     _setup()
-    from trajectories.formats import export_trajectories
+    from formats.catalogue import export_trajectories
     from trajectories.models import Project, Trajectory
 
     project = Project.objects.get(name=args.project)
@@ -110,7 +110,7 @@ def phase_export(args) -> dict:
 def phase_import(args) -> dict:
     _setup()
     _migrate()
-    from trajectories.formats import import_trajectories
+    from formats.catalogue import import_trajectories
 
     project = _project(args.project)
     started = time.perf_counter()

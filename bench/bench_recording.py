@@ -150,7 +150,7 @@ def browser_figures(serial: str, user, task) -> None:
     if server.error:
         raise server.error
     url = f"http://127.0.0.1:{server.port}"
-    from config.chromium import CHROMIUM_ARGS
+    from core.chromium import CHROMIUM_ARGS
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)

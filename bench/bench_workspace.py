@@ -30,7 +30,7 @@ def setup() -> None:
 
 def labelled_trajectory(project, user, steps: int, seed: int):
     from fixtures.generate import generate_record
-    from trajectories import label_edits
+    from trajectories.labels import edits
     from trajectories.models import Anchor, AnchorLink, MemoryTarget, Subgoal, Trajectory
     from trajectories.services import do_import_trajectory
 
@@ -64,7 +64,7 @@ def labelled_trajectory(project, user, steps: int, seed: int):
         for i, (a, b) in enumerate(zip(anchors, anchors[1:], strict=False))
     )
     for i in range(4):
-        label_edits.do_add_memory_target(
+        edits.do_add_memory_target(
             t,
             user,
             t.version,

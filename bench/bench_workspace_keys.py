@@ -54,7 +54,7 @@ def main() -> None:
     from django.test.testcases import LiveServerThread
     from playwright.sync_api import sync_playwright
 
-    from config.chromium import CHROMIUM_ARGS
+    from core.chromium import CHROMIUM_ARGS
     from trajectories.services import do_create_project
 
     if not settings.CHROMIUM_PATH:

@@ -26,7 +26,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, RecordingError
 from devices.services.adb import DeviceNotFound
 from trajectories.access import AccessDenied
-from trajectories.edits import StaleVersion
+from trajectories.labels.protocol import StaleVersion
 from trajectories.validation import MAX_INT, InvalidData, InvalidRequest
 
 API_PREFIX = "/api/"

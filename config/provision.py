@@ -24,7 +24,7 @@ import subprocess
 import sys
 import textwrap
 
-from config.chromium import find_chromium
+from core.chromium import find_chromium
 
 FONT_PACKAGES = ("fonts-noto-cjk", "fonts-noto-color-emoji")
 PLAYWRIGHT_TIMEOUT_S = 300

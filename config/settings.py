@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.chromium import find_chromium
+from core.chromium import find_chromium
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -62,7 +62,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "trajectories",
-    "trajectories.graphs",
+    "graphs",
+    "formats",
+    "evaluation",
     "devices",
     "annotate",
     "frontend",
@@ -150,18 +152,18 @@ WAYPOINT_LOGIN_COOLOFF_SECONDS = envint("WAYPOINT_LOGIN_COOLOFF_SECONDS", 900)
 # How many proxies in front of Waypoint append to X-Forwarded-For (docker-compose's nginx: 1).
 WAYPOINT_PROXY_HOPS = envint("WAYPOINT_PROXY_HOPS", 0)
 AUTHENTICATION_BACKENDS = [
-    "config.login_throttle.ThrottledLogins",
+    "core.login_throttle.ThrottledLogins",
     # Django's ModelBackend, reading a session's user by a prepared query (config/auth.py).
     "config.auth.UserBackend",
 ]
 # Django's database sessions, read by a prepared query (config/sessions.py).
 SESSION_ENGINE = "config.sessions"
 # Read through functions, so that the WAYPOINT_ settings above stay the ones that count.
-AXES_FAILURE_LIMIT = "config.login_throttle.failure_limit"
-AXES_COOLOFF_TIME = "config.login_throttle.cool_off"
+AXES_FAILURE_LIMIT = "core.login_throttle.failure_limit"
+AXES_COOLOFF_TIME = "core.login_throttle.cool_off"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one past the limit locks
-AXES_LOCKOUT_CALLABLE = "config.login_throttle.locked_out"
-AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_ip"
+AXES_LOCKOUT_CALLABLE = "core.login_throttle.locked_out"
+AXES_CLIENT_IP_CALLABLE = "core.login_throttle.client_ip"
 AXES_VERBOSE = False
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -324,7 +326,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TrajectoryStatusEnum": "trajectories.models.Status",
         "JobStatusEnum": "trajectories.models.JobStatus",
-        "GraphStatusEnum": "trajectories.graphs.models.GraphStatus",
+        "GraphStatusEnum": "graphs.models.GraphStatus",
         # A terminate status (actions, finishing a recording) is one enum.
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
         # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.

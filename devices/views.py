@@ -36,8 +36,14 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
-from trajectories.edits import RECORDING, StaleVersion, do_undo, next_undo_part, undo_state
 from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
+from trajectories.labels.protocol import (
+    RECORDING,
+    StaleVersion,
+    do_undo,
+    next_undo_part,
+    undo_state,
+)
 from trajectories.models import (
     ActionType,
     MemoryTarget,

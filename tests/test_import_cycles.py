@@ -10,7 +10,18 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotate", "config", "devices", "fixtures", "frontend", "trajectories")
+PACKAGES = (
+    "annotate",
+    "config",
+    "core",
+    "devices",
+    "evaluation",
+    "fixtures",
+    "formats",
+    "frontend",
+    "graphs",
+    "trajectories",
+)
 
 
 def our_modules() -> dict[str, Path]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from config.chromium import find_chromium
+from core.chromium import find_chromium
 
 REPO = Path(__file__).resolve().parent.parent
 

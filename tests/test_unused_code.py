@@ -8,7 +8,18 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("annotate", "config", "devices", "fixtures", "frontend", "trajectories")
+PACKAGES = (
+    "annotate",
+    "config",
+    "core",
+    "devices",
+    "evaluation",
+    "fixtures",
+    "formats",
+    "frontend",
+    "graphs",
+    "trajectories",
+)
 SUFFIXES = (".py", ".html", ".js", ".toml", ".cfg")
 
 

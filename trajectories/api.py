@@ -28,7 +28,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from config.login_throttle import locked_out_json
+from core.login_throttle import locked_out_json
 
 from . import list_cache
 from .access import (

@@ -2,9 +2,10 @@
 
 from django.urls import path
 
+from evaluation.api import EvaluationView
+from graphs import appkg_api
+
 from . import api
-from .evaluation.api import EvaluationView
-from .graphs import appkg_api
 
 urlpatterns = [
     path("auth/token/", api.TokenView.as_view(), name="api-token"),

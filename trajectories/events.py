@@ -43,7 +43,7 @@ TRAJECTORY_INTERRUPTED = "trajectory.interrupted"
 STEP_RECORDED = "step.recorded"
 STEP_UNDONE = "step.undone"
 
-# labels (every one goes through trajectories.edits: versioned and undoable)
+# labels (every one goes through trajectories.labels.protocol: versioned and undoable)
 STEP_UPDATED = "step.updated"
 SUBGOAL_SPLIT = "subgoal.split"
 SUBGOAL_MERGED = "subgoal.merged"

@@ -37,17 +37,17 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from config.prepared import Prepared
-
-from . import events
-from .formats import (
+from formats.archive import check_zip_members, check_zip_size, human_size
+from formats.catalogue import (
     EXPORTERS,
     IMPORTERS,
     check_export_request,
     export_trajectories,
     import_trajectories,
 )
-from .formats.archive import check_zip_members, check_zip_size, human_size
-from .formats.detect import AUTO, detect_archive_format
+from formats.detect import AUTO, detect_archive_format
+
+from . import events
 from .models import Job, JobKind, JobStatus, Project
 from .selectors import check_trajectory_filters, trajectory_list
 from .services import record_event
@@ -137,7 +137,7 @@ def do_start_import(project: Project, upload, fmt: str, actor, *, as_copies: boo
     """Queue the import of an uploaded .zip or .tar (a Django ``UploadedFile`` or ``File``).
 
     ``fmt`` ``"auto"`` tells the format from the archive's content; ``as_copies`` gives the
-    trajectories new ids (see :func:`trajectories.formats.import_trajectories`).
+    trajectories new ids (see :func:`formats.import_trajectories`).
     """
     if fmt not in (AUTO, *IMPORTERS):
         known = ", ".join([AUTO, *sorted(IMPORTERS)])

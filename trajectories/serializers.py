@@ -19,8 +19,9 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.settings import api_settings
 
-from .formats import EXPORTERS, IMPORTERS
-from .formats.detect import AUTO
+from formats.catalogue import EXPORTERS, IMPORTERS
+from formats.detect import AUTO
+
 from .models import (
     ActionType,
     Anchor,

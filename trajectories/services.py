@@ -11,7 +11,7 @@ from django.db import transaction
 
 from . import events
 from .blobs import put_blobs, sha256_hex
-from .labels import anchor_row, link_row, memory_target_row, subgoal_row
+from .labels.parts import anchor_row, link_row, memory_target_row, subgoal_row
 from .models import (
     Anchor,
     AnchorLink,

@@ -1,8 +1,9 @@
 from django.urls import path
 
+from evaluation.views import project_evaluate
+from graphs import views as graph_views
+
 from . import views
-from .evaluation.views import project_evaluate
-from .graphs import views as graph_views
 
 urlpatterns = [
     path(

@@ -31,6 +31,9 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from formats.catalogue import EXPORTERS, IMPORTERS
+from formats.detect import AUTO
+
 from . import list_cache, selectors
 from .access import (
     access_blob,
@@ -41,8 +44,6 @@ from .access import (
     projects_of,
     role_in,
 )
-from .formats import EXPORTERS, IMPORTERS
-from .formats.detect import AUTO
 from .jobs import (
     do_retry_job,
     do_start_export,

@@ -3,7 +3,7 @@
 A proposer sees a trajectory as plain data (:class:`Episode`: the goal, each step's action and
 the screens around it), so it runs the same on a stored trajectory, on a
 :class:`~trajectories.records.TrajectoryRecord` before import, and in a benchmark. It returns a
-payload in the JSON of :mod:`trajectories.labels` (``subgoals``, ``memory_targets``,
+payload in the JSON of :mod:`trajectories.labels.parts` (``subgoals``, ``memory_targets``,
 ``anchors``), which :func:`check_payload` validates before anything is stored.
 """
 

@@ -1,8 +1,8 @@
 """The human workflow's writes, by concern: :mod:`.review` (submit, comment, decide) and
 :mod:`.assignment` (who annotates what, copies for double annotation).
 
-Label edits and undo are the project's one edit protocol: :mod:`trajectories.label_edits`
-and :mod:`trajectories.edits`.
+Label edits and undo are the project's one edit protocol: :mod:`trajectories.labels.edits`
+and :mod:`trajectories.labels.protocol`.
 """
 
 from .assignment import do_assign, do_assign_double, do_spread_assignments, do_unassign

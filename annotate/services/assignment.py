@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from trajectories import events
-from trajectories.labels import all_labels, restore
+from trajectories.labels.parts import all_labels, restore
 from trajectories.models import Project, Role, Screen, Status, Step, Trajectory
 from trajectories.services import record_event
 from trajectories.validation import InvalidData, fail

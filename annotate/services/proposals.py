@@ -23,7 +23,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from trajectories import events
-from trajectories.edits import edit, last_edit_event_id
 from trajectories.jobs import (
     DETACHED,
     end_detached_job,
@@ -31,8 +30,9 @@ from trajectories.jobs import (
     run_job,
     touch_detached_job,
 )
-from trajectories.label_edits import check_evidence, next_anchor_key, text_field
-from trajectories.labels import anchor_row, memory_target_row, subgoal_row
+from trajectories.labels.edits import check_evidence, next_anchor_key, text_field
+from trajectories.labels.parts import anchor_row, memory_target_row, subgoal_row
+from trajectories.labels.protocol import edit, last_edit_event_id
 from trajectories.models import (
     Anchor,
     AuditEvent,

@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from trajectories import events
-from trajectories.edits import bump, check_editable, lock
-from trajectories.label_edits import text_field
-from trajectories.labels import all_labels
+from trajectories.labels.edits import text_field
+from trajectories.labels.parts import all_labels
+from trajectories.labels.protocol import bump, check_editable, lock
 from trajectories.models import Status, Trajectory
 from trajectories.services import record_event
 from trajectories.validation import InvalidData, check_choice, check_step_index, fail

@@ -20,11 +20,12 @@ import adbutils
 from django.db import transaction
 from django.utils import timezone
 
-from trajectories import events, label_edits
+from trajectories import events
 from trajectories.blobs import put_blobs, read_blob
-from trajectories.edits import RECORDING, bump, forget_undo, lock_row, update_metadata
 from trajectories.grading import answer_matches
-from trajectories.labels import memory_target_dict
+from trajectories.labels import edits
+from trajectories.labels.parts import memory_target_dict
+from trajectories.labels.protocol import RECORDING, bump, forget_undo, lock_row, update_metadata
 from trajectories.models import (
     ActionType,
     MemoryTarget,
@@ -585,14 +586,14 @@ def do_update_step_labels(
     trajectory: Trajectory, actor, expected_version: Any, index: Any, **changes: Any
 ) -> Step:
     """Thought, summary, memory and trainable of a step, edited while recording."""
-    return label_edits.do_update_step(
+    return edits.do_update_step(
         trajectory, actor, expected_version, index, changes, statuses=RECORDING
     )
 
 
 def do_add_note(trajectory: Trajectory, actor, expected_version: Any, text: Any) -> dict[str, Any]:
     """A note between steps (kept in the trajectory's metadata, before the next step)."""
-    return label_edits.do_add_note(trajectory, actor, expected_version, text, statuses=RECORDING)
+    return edits.do_add_note(trajectory, actor, expected_version, text, statuses=RECORDING)
 
 
 def text_in_box(tree: UITree, bounds: list[int]) -> str:
@@ -661,7 +662,7 @@ def do_mark_memory_target(
         trajectory=trajectory, key=str(key).strip(), encode_step=trajectory.step_count
     ).first()
     if same is not None and str(key).strip():
-        return label_edits.do_update_memory_target(
+        return edits.do_update_memory_target(
             trajectory,
             actor,
             expected_version,
@@ -669,7 +670,7 @@ def do_mark_memory_target(
             {"value": value, "evidence": evidence},
             statuses=RECORDING,
         )
-    return label_edits.do_add_memory_target(
+    return edits.do_add_memory_target(
         trajectory,
         actor,
         expected_version,
@@ -690,7 +691,7 @@ def do_edit_memory_target(
     target = MemoryTarget.objects.filter(trajectory=trajectory, pk=_int_or_none(target_id)).first()
     if target is not None and not value:
         value = marked_text(trajectory, target.evidence or {}) or target.value
-    return label_edits.do_update_memory_target(
+    return edits.do_update_memory_target(
         trajectory,
         actor,
         expected_version,
@@ -723,7 +724,7 @@ def do_delete_recorded_memory_target(
     trajectory: Trajectory, actor, expected_version: Any, target_id: Any
 ) -> None:
     check_recording(trajectory)
-    label_edits.do_delete_memory_target(
+    edits.do_delete_memory_target(
         trajectory, actor, expected_version, target_id, statuses=RECORDING
     )
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from config.chromium import CHROMIUM_ARGS
+from core.chromium import CHROMIUM_ARGS
 from devices.virtual import hierarchy
 from devices.virtual.apps import Catalog
 from devices.virtual.keys import APP_SWITCH, BACK, HOME, NO_OP, PAGE_KEYS

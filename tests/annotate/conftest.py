@@ -11,7 +11,7 @@ from annotate.models import Proposal, ProposalStatus
 from annotate.services import do_assign
 from tests.annotate.llm_server import llm  # noqa: F401 (the fixture)
 from tests.trajectories.builders import make_record
-from trajectories import label_edits
+from trajectories.labels import edits
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 
@@ -117,9 +117,7 @@ def rich(project, alice, bob, dave) -> Trajectory:
     trajectory, _ = do_import_trajectory(project, record)
     s.do_assign(trajectory, bob, alice)
     trajectory.refresh_from_db()
-    label_edits.do_add_anchor(
-        trajectory, bob, trajectory.version, step=3, type="finish", content=ODD
-    )
+    edits.do_add_anchor(trajectory, bob, trajectory.version, step=3, type="finish", content=ODD)
     s.do_comment(trajectory, dave, 0, f"look {ODD}")
     s.do_comment(trajectory, dave, None, "overall")
     s.do_resolve_comment(s.do_comment(trajectory, alice, 3, "fixed?"), bob)

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from annotate import agreement as ag
 from annotate import services as s
-from trajectories import label_edits
+from trajectories.labels import edits
 from trajectories.services import do_set_membership
 
 A = [(0, 2), (3, 5), (6, 9)]  # boundaries {3, 6}
@@ -59,15 +59,15 @@ def test_project_agreement_pools_the_pairs(project, blank, alice, bob):
     copy = s.do_assign_double(blank, bob, dave, alice)
     # bob: 0–1 yes, 2–3 no, 4–5 yes; dave: 0–2 yes, 3–5 yes (6 steps)
     for t, cuts, labels in ((blank, [2, 4], "yny"), (copy, [3], "yy")):
-        label_edits.do_split_subgoal(t, alice, t.version, 0)
+        edits.do_split_subgoal(t, alice, t.version, 0)
         for cut in cuts:
-            label_edits.do_split_subgoal(t, alice, t.version, cut)
+            edits.do_split_subgoal(t, alice, t.version, cut)
         for g, label in zip(t.subgoals.order_by("start"), labels, strict=True):
             success = {"y": "yes", "n": "no"}[label]
-            label_edits.do_update_subgoal(t, alice, t.version, g.pk, {"success": success})
-    label_edits.do_add_anchor(blank, alice, blank.version, step=1, type="context_info", content="x")
-    label_edits.do_add_anchor(copy, alice, copy.version, step=1, type="context_info", content="x")
-    label_edits.do_add_anchor(copy, alice, copy.version, step=5, type="finish", content="done")
+            edits.do_update_subgoal(t, alice, t.version, g.pk, {"success": success})
+    edits.do_add_anchor(blank, alice, blank.version, step=1, type="context_info", content="x")
+    edits.do_add_anchor(copy, alice, copy.version, step=1, type="context_info", content="x")
+    edits.do_add_anchor(copy, alice, copy.version, step=5, type="finish", content="done")
 
     result = ag.project_agreement(project, k=1)
     (row,) = result.rows

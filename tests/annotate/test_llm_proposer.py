@@ -12,7 +12,7 @@ from annotate.models import ProposalStatus
 from annotate.proposers import episode_of_record, get_proposer
 from annotate.services.proposals import do_request_proposal, run_proposal
 from tests.trajectories.builders import make_record
-from trajectories.labels import all_labels
+from trajectories.labels.parts import all_labels
 from trajectories.validation import InvalidData
 
 SEGMENTS = {"subgoals": [{"start": 0, "end": 1}, {"start": 2, "end": 3}]}

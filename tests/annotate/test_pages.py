@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate import services as s
 from tests.annotate.conftest import blank_record
-from trajectories import label_edits
+from trajectories.labels import edits
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory, do_set_membership
 
@@ -124,9 +124,9 @@ def test_unassigned_members_cannot_edit(blank, project, alice):
 
 
 def test_review_queue_and_returned_work(blank, project, alice, bob):
-    label_edits.do_split_subgoal(blank, bob, 1, 0)
+    edits.do_split_subgoal(blank, bob, 1, 0)
     g = blank.subgoals.get()
-    label_edits.do_update_subgoal(blank, bob, 2, g.pk, {"text": "all", "success": "yes"})
+    edits.do_update_subgoal(blank, bob, 2, g.pk, {"text": "all", "success": "yes"})
     s.do_submit(blank, bob, 3)
     page = client_of(alice).get("/review/").content.decode()
     assert f'href="/trajectories/{blank.pk}/workspace/"' in page.split('id="my-work"')[0]

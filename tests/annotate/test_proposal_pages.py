@@ -7,7 +7,7 @@ import pytest
 from annotate.models import Proposal, ProposalStatus
 from tests.annotate.test_pages import client_of, edit
 from tests.annotate.test_proposals import PAYLOAD
-from trajectories.labels import all_labels
+from trajectories.labels.parts import all_labels
 from trajectories.models import Job, Status, Trajectory
 
 pytestmark = pytest.mark.django_db

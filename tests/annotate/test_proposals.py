@@ -16,10 +16,10 @@ from annotate.services.proposals import (
     pending_items,
     run_proposal,
 )
-from trajectories import label_edits
-from trajectories.edits import StaleVersion, do_redo, do_revert, do_undo
-from trajectories.formats import export_trajectories
-from trajectories.labels import all_labels
+from formats.catalogue import export_trajectories
+from trajectories.labels import edits
+from trajectories.labels.parts import all_labels
+from trajectories.labels.protocol import StaleVersion, do_redo, do_revert, do_undo
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.validation import InvalidData
 
@@ -188,7 +188,7 @@ def test_accept_and_edit_changes_the_item_and_says_so(proposal, blank, bob):
 
 
 def test_it_refuses_an_overlap_a_decided_item_and_a_bad_field(proposal, blank, bob):
-    label_edits.do_split_subgoal(blank, bob, blank.version, 2)  # subgoals 0–1 and 2–5
+    edits.do_split_subgoal(blank, bob, blank.version, 2)  # subgoals 0–1 and 2–5
     with pytest.raises(InvalidData) as overlap:
         do_accept(proposal, bob, blank.version, "subgoals:0")
     assert str(overlap.value) == (

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate import services as s
 from tests.annotate.conftest import blank_record
-from trajectories import label_edits
+from trajectories.labels import edits
 from trajectories.models import Screen
 from trajectories.services import do_import_trajectory
 
@@ -47,7 +47,7 @@ def test_the_page_asks_only_for_the_kinds_of_things_the_trajectory_has(client, p
     assert 'id="ws-undo" disabled' in html and 'id="ws-redo" disabled' in html
     # Each kind it gains is read, and shown, from then on.
     trajectory.refresh_from_db()
-    label_edits.do_add_anchor(
+    edits.do_add_anchor(
         trajectory, alice, trajectory.version, step=1, type="context_info", content="kept"
     )
     s.do_comment(trajectory, alice, 1, "check the price on step 1")
@@ -68,15 +68,11 @@ def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, b
     s.do_comment(few, alice, 0, "one comment")  # both have comments: one, or six
     for n in range(6):  # subgoals, anchors, memory, comments and history on one of them
         many.refresh_from_db()
-        label_edits.do_split_subgoal(many, bob, many.version, n * 2)
+        edits.do_split_subgoal(many, bob, many.version, n * 2)
         many.refresh_from_db()
-        label_edits.do_add_anchor(
-            many, bob, many.version, step=n, type="context_info", content=f"c{n}"
-        )
+        edits.do_add_anchor(many, bob, many.version, step=n, type="context_info", content=f"c{n}")
         many.refresh_from_db()
-        label_edits.do_add_memory_target(
-            many, bob, many.version, key=f"k{n}", value="v", encode_step=n
-        )
+        edits.do_add_memory_target(many, bob, many.version, key=f"k{n}", value="v", encode_step=n)
         s.do_comment(many, alice, n, f"look at step {n}")
     client.force_login(bob)
     assert workspace_queries(client, many) == workspace_queries(client, few)

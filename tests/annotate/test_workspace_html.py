@@ -16,7 +16,7 @@ from annotate.permissions import access_workspace_page
 from annotate.views import OPERATIONS
 from annotate.workspace import EditUrls, labels_context, page_steps, step_context
 from tests.annotate.conftest import ODD, blank_record
-from trajectories.labels import anchor_dict, link_dict, memory_target_dict, subgoal_dict
+from trajectories.labels.parts import anchor_dict, link_dict, memory_target_dict, subgoal_dict
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Status, Subgoal, Trajectory
 from trajectories.services import do_import_trajectory
 

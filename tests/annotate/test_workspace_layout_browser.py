@@ -10,7 +10,7 @@ from annotate.services import do_assign, do_review, do_submit
 from tests.annotate.conftest import blank_record
 from tests.conftest import shot
 from tests.trajectories.builders import make_record
-from trajectories import label_edits
+from trajectories.labels import edits
 from trajectories.models import AnchorLink, AuditEvent
 from trajectories.services import do_import_trajectory
 
@@ -151,7 +151,7 @@ def test_a_stale_save_names_the_subgoal_in_the_annotators_words(
     page = open_page(browser, live_server, bob, f"/trajectories/{labelled.pk}/workspace/?step=2")
     second = labelled.subgoals.order_by("start")[1]
     # The same trajectory changed in another tab meanwhile.
-    label_edits.do_update_step(labelled, bob, labelled.version, 0, {"summary": "elsewhere"})
+    edits.do_update_step(labelled, bob, labelled.version, 0, {"summary": "elsewhere"})
     page.fill("#sg-text", "Pay for it")
     page.keyboard.press("Escape")
     page.wait_for_selector("#ws-flash .error")
@@ -231,8 +231,8 @@ def test_the_screens_fit_above_the_fold_with_zoom_pan_and_a_full_view(
 
 @pytest.mark.django_db(transaction=True)
 def test_dragging_a_subgoal_edge_moves_the_boundary_it_shares(browser, live_server, blank_six, bob):
-    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
-    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 6)  # 0–2, 3–5, 6–7
+    edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
+    edits.do_split_subgoal(blank_six, bob, blank_six.version, 6)  # 0–2, 3–5, 6–7
     middle = blank_six.subgoals.get(start=3)
     page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
 
@@ -318,10 +318,10 @@ def test_next_item_after_submit_and_after_approve_opens_the_queue(
 def test_two_clicks_and_a_relation_key_link_anchors_shown_by_content(
     browser, live_server, blank_six, bob
 ):
-    label_edits.do_add_anchor(
+    edits.do_add_anchor(
         blank_six, bob, blank_six.version, step=1, type="context_info", content="price 12.50"
     )
-    label_edits.do_add_anchor(
+    edits.do_add_anchor(
         blank_six, bob, blank_six.version, step=5, type="finish", content="order placed for you"
     )
     page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
@@ -358,8 +358,8 @@ def test_two_clicks_and_a_relation_key_link_anchors_shown_by_content(
 
 @pytest.mark.django_db(transaction=True)
 def test_history_says_what_changed_and_reverts_one_change(browser, live_server, blank_six, bob):
-    label_edits.do_update_step(blank_six, bob, blank_six.version, 1, {"memory": "price 12.50"})
-    label_edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
+    edits.do_update_step(blank_six, bob, blank_six.version, 1, {"memory": "price 12.50"})
+    edits.do_split_subgoal(blank_six, bob, blank_six.version, 3)
     page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/")
     history = page.inner_text("#ws-history")
     assert "step 1 memory: empty → “price 12.50”" in history

@@ -32,11 +32,11 @@ from annotate.services import do_assign, do_comment, do_request_proposal
 from annotate.services.proposals import run_proposal
 from devices.services import do_take_device
 from devices.virtual import VirtualDevice
+from graphs.appkg_jobs import do_start_app_graph
+from graphs.services import do_build_memory_graph
 from tests.conftest import require_chromium
 from tests.devices.conftest import free_port, grant
 from tests.trajectories.builders import make_record
-from trajectories.graphs.appkg_jobs import do_start_app_graph
-from trajectories.graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
 from trajectories.models import AnchorLink, Job, JobKind
 from trajectories.services import do_import_trajectory

@@ -85,8 +85,8 @@ def test_a_label_form_of_an_older_version_is_refused(
     page.click("#step-0")
     page.wait_for_selector("#labels-form[data-step='0']")
     # Someone else (another tab) saves first.
-    from trajectories.edits import RECORDING
-    from trajectories.label_edits import do_update_step
+    from trajectories.labels.edits import do_update_step
+    from trajectories.labels.protocol import RECORDING
 
     trajectory = Trajectory.objects.get(task=task)
     do_update_step(trajectory, trajectory.recorded_by, 1, 0, {"summary": "x"}, statuses=RECORDING)

@@ -8,9 +8,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
+from graphs.index import load_graph
+from graphs.services import do_build_memory_graph
 from tests.devices.test_proposer_memory import CHATTER, FRESHCART, NOTES, record
-from trajectories.graphs.index import load_graph
-from trajectories.graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
 
 pytestmark = pytest.mark.django_db

@@ -226,7 +226,7 @@ def test_labels_notes_undo_and_memory_targets_while_recording(recording, alice):
 def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_aside(
     recording, alice, tmp_path
 ):
-    from trajectories.formats import export_trajectories, import_trajectories
+    from formats.catalogue import export_trajectories, import_trajectories
     from trajectories.services import do_create_project
 
     record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
@@ -249,7 +249,7 @@ def test_a_value_marked_on_the_last_screen_of_an_interrupted_recording_is_kept_a
 def test_a_marked_value_names_its_screen_by_index_through_undo_export_and_import(
     recording, alice, tmp_path
 ):
-    from trajectories.formats import export_trajectories, import_trajectories
+    from formats.catalogue import export_trajectories, import_trajectories
     from trajectories.services import do_create_project
 
     def screen_of(target):
@@ -400,7 +400,8 @@ def test_an_expired_lease_is_free_and_interrupts_its_recording(recording, adb_se
 
 
 def test_console_labels_are_the_workspace_edits_with_the_same_event_kinds(recording, alice):
-    from trajectories import edits, events
+    from trajectories import events
+    from trajectories.labels import protocol
 
     record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
     version = recording.version
@@ -421,17 +422,17 @@ def test_console_labels_are_the_workspace_edits_with_the_same_event_kinds(record
     # each one is on the undo stack: after the recording, the workspace undoes them in turn
     do_finish_recording(recording, alice)
     recording.refresh_from_db()
-    assert edits.do_undo(recording, alice, recording.version)
+    assert protocol.do_undo(recording, alice, recording.version)
     assert not MemoryTarget.objects.filter(trajectory=recording).exists()
-    assert edits.do_undo(recording, alice, recording.version)
+    assert protocol.do_undo(recording, alice, recording.version)
     recording.refresh_from_db()
     assert recording.metadata.get("notes") == []
-    assert edits.do_undo(recording, alice, recording.version)
+    assert protocol.do_undo(recording, alice, recording.version)
     assert recording.steps.get(index=0).thought == ""
 
 
 def test_a_console_edit_of_an_older_version_is_refused_naming_who_changed_it(recording, alice, bob):
-    from trajectories.edits import StaleVersion
+    from trajectories.labels.protocol import StaleVersion
 
     record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
     seen = recording.version
@@ -449,15 +450,15 @@ def test_a_console_edit_of_an_older_version_is_refused_naming_who_changed_it(rec
 
 
 def test_undoing_a_recorded_step_leaves_no_label_edit_to_undo_onto_another_step(recording, alice):
-    from trajectories import edits
+    from trajectories.labels import protocol
 
     record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
     record_step(recording, {"type": "back"}, alice)
     do_update_step_labels(recording, alice, recording.version, 1, thought="Back to the list")
-    assert edits.undo_state(recording)["can_undo"]
+    assert protocol.undo_state(recording)["can_undo"]
     do_undo_last_step(recording, alice)
     record_step(recording, {"type": "home"}, alice)  # a new step 1
-    assert edits.undo_state(recording) == {"can_undo": False, "can_redo": False}
+    assert protocol.undo_state(recording) == {"can_undo": False, "can_redo": False}
     assert recording.steps.get(index=1).thought == ""
 
 

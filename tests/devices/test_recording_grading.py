@@ -8,10 +8,10 @@ import pytest
 
 from devices.services.recording import grade_answer
 from devices.virtual.apps import APPS_DIR, ManifestError, grade
+from evaluation.scoring import evaluate_files
+from formats.catalogue import export_trajectories
 from tests.trajectories.builders import make_record
 from tests.trajectories.test_grading import CASES
-from trajectories.evaluation import evaluate_files
-from trajectories.formats import export_trajectories
 from trajectories.grading import answer_matches
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory

@@ -18,7 +18,7 @@ from devices.services import (
 from devices.services.recording import ui_tree_of
 from tests.devices.test_recording import current
 from trajectories import events
-from trajectories.edits import StaleVersion
+from trajectories.labels.protocol import StaleVersion
 from trajectories.models import AuditEvent, MemoryTarget
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task

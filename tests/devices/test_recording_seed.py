@@ -19,10 +19,10 @@ from devices.services import (
     record_step,
 )
 from devices.virtual import load_apps
+from formats.catalogue import export_trajectories
 from tests.devices.conftest import tap_node
 from trajectories import events
 from trajectories.blobs import read_blob
-from trajectories.formats import export_trajectories
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.records import TaskRecord
 from trajectories.services import get_or_create_task

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from config.login_throttle import client_ip
+from core.login_throttle import client_ip
 
 pytestmark = pytest.mark.django_db
 

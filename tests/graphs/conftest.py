@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from fixtures.generate import generate_record
-from trajectories.graphs.services import do_build_memory_graph
+from graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
 from trajectories.models import Screen
 from trajectories.services import do_import_trajectory

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from fixtures.generate import DEFAULT_SIZE, render, shop_product
+from graphs.models import MemoryGraph
 from tests.graphs.conftest import build_now
-from trajectories.graphs.models import MemoryGraph
 from trajectories.jobs import run_job
 
 pytestmark = pytest.mark.django_db

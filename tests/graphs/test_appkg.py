@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from fixtures.generate import NOTES, SHOP, generate_dataset
-from tests.conftest import REALDATA
-from trajectories.formats import import_trajectories
-from trajectories.graphs.appkg import (
+from formats.catalogue import import_trajectories
+from graphs.appkg import (
     AppGraphParams,
     ScreenInput,
     StepInput,
@@ -21,7 +20,8 @@ from trajectories.graphs.appkg import (
     dump_app_graph,
     load_app_graph,
 )
-from trajectories.graphs.appkg_inputs import app_trajectories, read_trajectory_inputs
+from graphs.appkg_inputs import app_trajectories, read_trajectory_inputs
+from tests.conftest import REALDATA
 from trajectories.models import Screen
 from trajectories.validation import InvalidData
 

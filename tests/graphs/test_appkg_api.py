@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from fixtures.generate import SHOP, generate_dataset
-from trajectories.graphs.models import AppGraph
+from graphs.models import AppGraph
 from trajectories.jobs import run_job
 from trajectories.models import Job, JobStatus
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.graphs.conftest import build_now, import_generated, purity_and_completeness
-from trajectories.graphs.build import (
+from graphs.build import (
     EdgeInput,
     GraphBuilder,
     TrajectoryInput,
     check_params,
 )
-from trajectories.graphs.index import load_graph
-from trajectories.graphs.models import ScreenEmbedding
-from trajectories.graphs.services import do_build_memory_graph
+from graphs.index import load_graph
+from graphs.models import ScreenEmbedding
+from graphs.services import do_build_memory_graph
+from tests.graphs.conftest import build_now, import_generated, purity_and_completeness
 from trajectories.models import Subgoal
 from trajectories.validation import InvalidData, InvalidRequest
 
@@ -234,7 +234,7 @@ def test_a_build_that_fails_unforeseen_names_the_kind_of_error_without_its_paths
     def disk_full(graph, progress):
         raise OSError(28, "No space left on device", "/srv/waypoint/var/jobs-tmp/7/graph.npz")
 
-    monkeypatch.setattr("trajectories.graphs.services._build", disk_full)
+    monkeypatch.setattr("graphs.services._build", disk_full)
     with django_capture_on_commit_callbacks(execute=False):
         graph = do_build_memory_graph(project, alice)
     run_job(graph.job_id)
@@ -263,7 +263,7 @@ def test_a_celery_worker_builds_the_graph(project, alice):
 def test_an_extension_after_labels_changed_is_built_again_from_every_trajectory(
     project, alice, client, django_capture_on_commit_callbacks
 ):
-    from trajectories import label_edits
+    from trajectories.labels import edits
     from trajectories.models import Trajectory
 
     import_generated(project, range(3))
@@ -276,7 +276,7 @@ def test_an_extension_after_labels_changed_is_built_again_from_every_trajectory(
     # A subgoal of a trajectory the graph holds is merged into its neighbour.
     changed = Trajectory.objects.get(uid=first.inputs["trajectories"][1])
     subgoal = Subgoal.objects.filter(trajectory=changed).order_by("start").first()
-    label_edits.do_merge_subgoals(changed, alice, changed.version, subgoal.pk)
+    edits.do_merge_subgoals(changed, alice, changed.version, subgoal.pk)
     import_generated(project, [5])
     rebuilt = build_now(project, alice, django_capture_on_commit_callbacks, extend=extended)
     full = build_now(project, alice, django_capture_on_commit_callbacks)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fixtures.generate import DEFAULT_SIZE, render, shop_home, shop_product
-from trajectories.graphs.embedders import get_embedder
+from graphs.embedders import get_embedder
 from trajectories.validation import InvalidData
 
 
@@ -100,9 +100,9 @@ def test_the_openai_embedder_reports_what_went_wrong(embeddings_server, monkeypa
 def test_a_graph_can_be_built_and_queried_with_the_openai_embedder(
     embeddings_server, project, alice, generated, django_capture_on_commit_callbacks
 ):
+    from graphs.models import ScreenEmbedding
+    from graphs.services import retrieve_for_screen
     from tests.graphs.conftest import build_now
-    from trajectories.graphs.models import ScreenEmbedding
-    from trajectories.graphs.services import retrieve_for_screen
 
     graph = build_now(project, alice, django_capture_on_commit_callbacks, {"embedder": "openai"})
     assert graph.status == "ready", graph.message

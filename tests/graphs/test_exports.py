@@ -7,8 +7,8 @@ import json
 import pytest
 
 from fixtures.generate import generate_record
+from formats.catalogue import check_export_request, export_trajectories
 from tests.graphs.conftest import build_now, import_generated
-from trajectories.formats import check_export_request, export_trajectories
 from trajectories.models import Subgoal, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData

@@ -8,16 +8,16 @@ import pytest
 from django.test import Client
 
 from fixtures.generate import SHOP, generate_record
-from tests.graphs.conftest import build_now, import_generated
-from trajectories.graphs import drawing
-from trajectories.graphs.appkg_jobs import (
+from graphs import drawing
+from graphs.appkg_jobs import (
     app_graph_document,
     do_import_app_graph,
     do_start_app_graph,
 )
-from trajectories.graphs.drawing import DrawEdge, DrawNode, draw
-from trajectories.graphs.index import load_graph
-from trajectories.graphs.models import AppGraph, MemoryGraph
+from graphs.drawing import DrawEdge, DrawNode, draw
+from graphs.index import load_graph
+from graphs.models import AppGraph, MemoryGraph
+from tests.graphs.conftest import build_now, import_generated
 from trajectories.jobs import run_job
 from trajectories.models import Trajectory
 from trajectories.services import do_create_project, do_import_trajectory

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from fixtures.generate import SHOP, generate_dataset, generate_record
+from graphs.appkg_jobs import do_start_app_graph
+from graphs.services import do_build_memory_graph
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
 from trajectories.blobs import read_blob
-from trajectories.graphs.appkg_jobs import do_start_app_graph
-from trajectories.graphs.services import do_build_memory_graph
 from trajectories.jobs import run_job
 from trajectories.models import Screen
 from trajectories.services import do_import_trajectory

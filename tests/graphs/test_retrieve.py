@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from fixtures.generate import DEFAULT_SIZE, notes_home, render, shop_product, shop_results
+from graphs.index import NodeIndex, load_graph
+from graphs.retrieve import format_memory_block
+from graphs.services import retrieve_for_screen
 from tests.graphs.conftest import build_now, page_of
-from trajectories.graphs.index import NodeIndex, load_graph
-from trajectories.graphs.retrieve import format_memory_block
-from trajectories.graphs.services import retrieve_for_screen
 from trajectories.validation import InvalidData, InvalidRequest
 
 
@@ -100,7 +100,7 @@ def test_the_memory_block_tags_each_subgoal_with_its_outcome():
 
 
 def test_the_index_returns_the_k_nearest_nodes_best_first():
-    from trajectories.graphs.build import MemoryGraphData
+    from graphs.build import MemoryGraphData
 
     rng = np.random.default_rng(0)
     sums = rng.normal(size=(1000, 16)).astype(np.float32)

@@ -20,7 +20,8 @@ django.setup()
 
 from celery.bin.celery import main  # noqa: E402
 
-from trajectories import formats, jobs  # noqa: E402
+from formats import catalogue  # noqa: E402
+from trajectories import jobs  # noqa: E402
 
 
 def then_stall(real, done: str):
@@ -36,7 +37,9 @@ def then_stall(real, done: str):
 
 
 jobs.export_trajectories = then_stall(jobs.export_trajectories, "export written")
-formats.do_import_trajectory = then_stall(formats.do_import_trajectory, "one trajectory imported")
+catalogue.do_import_trajectory = then_stall(
+    catalogue.do_import_trajectory, "one trajectory imported"
+)
 
 if __name__ == "__main__":
     sys.argv = ["celery", *sys.argv[1:]]

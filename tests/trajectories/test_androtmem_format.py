@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trajectories.formats import export_trajectories
+from formats.catalogue import export_trajectories
 from trajectories.models import Trajectory
 from trajectories.records import StepRecord
 from trajectories.services import do_import_trajectory
@@ -274,7 +274,7 @@ def test_anchor_ids_that_look_like_step_indexes_still_lead_the_scorer_to_their_s
 ):
     """AndroTMem's scorer finds a link's source among step indexes and anchor ids alike: an
     anchor named "1" on step 0 must not be taken for step 1."""
-    from trajectories.evaluation import evaluate_files
+    from evaluation.scoring import evaluate_files
 
     record = make_record(steps=3, seed=20)
     record.anchors[0]["id"], record.anchors[1]["id"] = "1", "2"

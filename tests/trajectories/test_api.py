@@ -19,9 +19,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from fixtures.generate import generate_record
+from formats.archive import human_size
+from formats.catalogue import EXPORTERS, IMPORTERS
 from tests.trajectories.builders import make_record
-from trajectories.formats import EXPORTERS, IMPORTERS
-from trajectories.formats.archive import human_size
 from trajectories.models import Job, JobKind, JobStatus, Step
 from trajectories.services import do_create_project, do_import_trajectory
 

@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.files.storage import default_storage
 
+from formats.catalogue import export_trajectories
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
-from trajectories.formats import export_trajectories
 from trajectories.jobs import zip_folder
 from trajectories.models import Job, JobKind, JobStatus, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
+from formats.catalogue import IMPORTERS, import_trajectories
+from formats.droidbot import count_trajectories, read_droidbot
 from trajectories.blobs import read_blob
-from trajectories.formats import IMPORTERS, import_trajectories
-from trajectories.formats.droidbot import count_trajectories, read_droidbot
 from trajectories.models import Screen, Step, Task, Trajectory
 from trajectories.services import do_create_project
 from trajectories.uixml import parse_ui_xml

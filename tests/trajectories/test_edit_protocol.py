@@ -9,13 +9,24 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from tests.trajectories.builders import make_record
-from trajectories import edits, events, label_edits
+from trajectories import events
+from trajectories.labels import edits, protocol
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Step, Subgoal
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("annotate", "config", "devices", "fixtures", "trajectories")
+PACKAGES = (
+    "annotate",
+    "config",
+    "core",
+    "devices",
+    "evaluation",
+    "fixtures",
+    "formats",
+    "graphs",
+    "trajectories",
+)
 
 
 def _calls(name: str):
@@ -57,7 +68,7 @@ def test_every_audit_event_kind_is_a_constant():
 def test_an_edit_with_a_kind_that_is_not_a_constant_is_refused(db, project, alice):
     trajectory, _ = do_import_trajectory(project, make_record(steps=2))
     with pytest.raises(ValueError, match="'step.labels_changed' is not an audit event kind"):
-        edits.edit(trajectory, alice, trajectory.version, "step.labels_changed", "step:0", id)
+        protocol.edit(trajectory, alice, trajectory.version, "step.labels_changed", "step:0", id)
 
 
 def test_an_event_of_an_unknown_kind_is_not_recorded(db, project, alice):
@@ -137,12 +148,12 @@ def test_the_database_refuses_a_memory_target_without_a_key(stored):
 LABEL_MODELS = {"Subgoal", "MemoryTarget", "Anchor", "AnchorLink"}
 
 
-def test_label_rows_are_made_only_by_the_mapping_in_trajectories_labels():
+def test_label_rows_are_made_only_by_the_mapping_in_trajectories_labels_parts():
     """Import, the workspace, recording, undo and copies fill a label row's fields the same way."""
     made_elsewhere = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
-            if "migrations" in path.parts or path == ROOT / "trajectories" / "labels.py":
+            if "migrations" in path.parts or path == ROOT / "trajectories" / "labels" / "parts.py":
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             for node in ast.walk(tree):
@@ -161,7 +172,7 @@ def test_label_rows_are_made_only_by_the_mapping_in_trajectories_labels():
 
 
 def test_a_label_written_by_the_workspace_reads_back_as_the_import_wrote_it(db, project, alice):
-    from trajectories.labels import all_labels
+    from trajectories.labels.parts import all_labels
 
     imported, _ = do_import_trajectory(project, make_record(steps=3, seed=3))
     labels = all_labels(imported)
@@ -171,19 +182,19 @@ def test_a_label_written_by_the_workspace_reads_back_as_the_import_wrote_it(db, 
     )
     for g in labels["subgoals"]:
         if g["start"] > 0:
-            label_edits.do_split_subgoal(blank, alice, blank.version, g["start"])
+            edits.do_split_subgoal(blank, alice, blank.version, g["start"])
     for g, mine in zip(labels["subgoals"], all_labels(blank)["subgoals"], strict=True):
         fields = {k: g[k] for k in ("text", "effect", "behaviour", "success")}
-        label_edits.do_update_subgoal(blank, alice, blank.version, mine["id"], fields)
+        edits.do_update_subgoal(blank, alice, blank.version, mine["id"], fields)
     for m in labels["memory_targets"]:
         fields = {k: m[k] for k in ("key", "value", "encode_step", "retrieve_steps", "evidence")}
-        label_edits.do_add_memory_target(blank, alice, blank.version, **fields)
+        edits.do_add_memory_target(blank, alice, blank.version, **fields)
     for a in labels["anchors"]:
         fields = {k: a[k] for k in ("step", "type", "content", "description", "evidence")}
-        label_edits.do_add_anchor(blank, alice, blank.version, **fields)
+        edits.do_add_anchor(blank, alice, blank.version, **fields)
     for link in labels["links"]:
         fields = {k: link[k] for k in ("source", "target", "relation", "critical")}
-        label_edits.do_add_anchor_link(blank, alice, blank.version, **fields)
+        edits.do_add_anchor_link(blank, alice, blank.version, **fields)
 
     def without_ids(part):
         return [{k: v for k, v in item.items() if k != "id"} for item in part]
@@ -217,10 +228,10 @@ def test_the_edit_protocol_lives_in_trajectories_only():
 
 def test_evidence_from_the_console_is_checked_like_any_other():
     marked = {"bounds": [0, 0, 10, 10], "source": "box", "screen": 3, "node": {"text": "42"}}
-    assert label_edits.check_evidence(marked) == marked
+    assert edits.check_evidence(marked) == marked
     with pytest.raises(InvalidData, match="evidence.screen: must be a screen number, got -1"):
-        label_edits.check_evidence({**marked, "screen": -1})
+        edits.check_evidence({**marked, "screen": -1})
     with pytest.raises(InvalidData, match="evidence.node: must be an object, got str"):
-        label_edits.check_evidence({**marked, "node": "42"})
+        edits.check_evidence({**marked, "node": "42"})
     with pytest.raises(InvalidData, match="evidence.colour: is not one of bounds"):
-        label_edits.check_evidence({**marked, "colour": "red"})
+        edits.check_evidence({**marked, "colour": "red"})

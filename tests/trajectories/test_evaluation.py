@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from trajectories.evaluation import evaluate_files
-from trajectories.formats import export_trajectories
+from evaluation.scoring import evaluate_files
+from formats.catalogue import export_trajectories
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from trajectories.formats import export_trajectories
+from formats.catalogue import export_trajectories
 from trajectories.grading import GRADING_RULES, UnknownGradingRule, answer_matches
 from trajectories.models import GradingRule, Task, Trajectory
 from trajectories.records import TaskRecord

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
-from trajectories.formats import export_trajectories, import_trajectories
-from trajectories.formats.archive import UnpackBudget, human_size
+from formats.archive import UnpackBudget, human_size
+from formats.catalogue import export_trajectories, import_trajectories
 from trajectories.jobs import do_start_import, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory

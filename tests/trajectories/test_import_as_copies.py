@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from trajectories.formats import export_trajectories, import_trajectories
+from formats.catalogue import export_trajectories, import_trajectories
 from trajectories.jobs import run_job
 from trajectories.models import AnchorLink, Job, MemoryTarget, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
-from trajectories.formats import export_trajectories, import_trajectories
+from formats.catalogue import export_trajectories, import_trajectories
 from trajectories.jobs import do_start_import, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory, do_set_membership

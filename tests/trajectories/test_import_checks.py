@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from trajectories.formats import ImportStopped, export_trajectories, import_trajectories
+from formats.catalogue import ImportStopped, export_trajectories, import_trajectories
 from trajectories.models import Anchor, Blob, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 from trajectories.validation import InvalidData

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from trajectories.formats import export_trajectories
+from formats.catalogue import export_trajectories
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from PIL import Image, ImageDraw
 
-from trajectories.formats import export_trajectories, import_trajectories
+from formats.catalogue import export_trajectories, import_trajectories
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 

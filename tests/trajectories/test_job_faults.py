@@ -154,7 +154,7 @@ def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates
     project, alice, settings, worker_database_url, tmp_path, monkeypatch
 ):
     """Killed after its first trajectory: the next run imports the rest and keeps the first."""
-    from trajectories.formats import export_trajectories
+    from formats.catalogue import export_trajectories
 
     from .test_import_as_copies import zip_of
 

@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from annotate.services.review import do_submit
 from tests.trajectories.builders import make_record
-from trajectories.label_edits import do_update_subgoal
+from trajectories.labels.edits import do_update_subgoal
 from trajectories.models import Project, Task, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trajectories.formats import export_trajectories
+from formats.catalogue import export_trajectories
 from trajectories.models import Trajectory
 from trajectories.records import StepRecord
 from trajectories.services import do_import_trajectory

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from trajectories.formats import export_trajectories, import_trajectories
+from formats.catalogue import export_trajectories, import_trajectories
 from trajectories.models import Anchor, AnchorLink, Blob, Screen, Step, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
@@ -374,7 +374,7 @@ def test_export_refuses_an_existing_folder(project, exported):
 
 
 def test_a_failed_export_leaves_no_folder(project, exported, tmp_path, monkeypatch):
-    from trajectories.formats import waypoint
+    from formats import waypoint
 
     def broken(*rows):
         raise OSError("disk full")

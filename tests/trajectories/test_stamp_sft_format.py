@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from trajectories.formats import export_trajectories
-from trajectories.formats.stamp_sft import SYSTEM_PROMPT
+from formats.catalogue import export_trajectories
+from formats.stamp_sft import SYSTEM_PROMPT
 from trajectories.models import Trajectory
 from trajectories.records import StepRecord
 from trajectories.services import do_import_trajectory

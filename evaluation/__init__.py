@@ -1,0 +1,1 @@
+"""Scoring an agent's predictions with the papers' metrics (see .scoring)."""

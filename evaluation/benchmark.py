@@ -1,0 +1,157 @@
+"""Reading a benchmark: an ``androtmem`` export folder or .zip, or a ground-truth .jsonl."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from trajectories.validation import InvalidData, check_grading_rule
+
+SUPPORTED = ("androtmem",)
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidData(f"{where}: must be a list")
+    return value
+
+
+def _objects(value: Any, where: str) -> list[dict[str, Any]]:
+    items = _list(value, where)
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InvalidData(f"{where}[{i}]: must be an object")
+    return items
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidData(f"{where}: must be an object")
+    return value
+
+
+def _check_step(step: dict[str, Any], where: str) -> None:
+    if "step_index" not in step:
+        raise InvalidData(f"{where}: no step_index")
+    form = _object(step.get("actionForm"), f"{where}.actionForm")
+    # An empty or unreadable box scores 0, as in AndroTMem's scorer; only its shape is checked.
+    if not isinstance(form.get("bbox"), list | None):
+        raise InvalidData(f"{where}.actionForm.bbox: must be [x_min, y_min, x_max, y_max]")
+    for side in ("width", "height"):
+        size = step.get(side)
+        if size is not None and not (
+            isinstance(size, int) and not isinstance(size, bool) and size > 0
+        ):
+            raise InvalidData(f"{where}.{side}: must be a positive integer")
+    extra = _object(step.get("extra_info"), f"{where}.extra_info")
+    _objects(extra.get("status"), f"{where}.extra_info.status")
+    links = step.get("links")
+    place = f"{where}.links" if links is not None else f"{where}.extra_info.links"
+    for i, link in enumerate(_objects(links if links is not None else extra.get("links"), place)):
+        source = link.get("source")
+        if source is not None and not isinstance(source, str | int):
+            raise InvalidData(f"{place}[{i}].source: must be a string or a number")
+
+
+def check_task(task: dict[str, Any], where: str) -> dict[str, Any]:
+    """A task record has the shape the evaluator reads; else an error naming the place."""
+    for i, step in enumerate(_objects(task.get("steps"), f"{where}: steps")):
+        _check_step(step, f"{where}: steps[{i}]")
+    _objects(task.get("memory_targets"), f"{where}: memory_targets")
+    for name in ("primary_intent", "gold_answer", "grading_rule"):
+        if task.get(name) is not None and not isinstance(task[name], str):
+            raise InvalidData(f"{where}: {name}: must be a string")
+    if task.get("grading_rule") is not None:
+        check_grading_rule(task["grading_rule"], f"{where}: grading_rule")
+    apps = task.get("apps")
+    if apps is not None and not (isinstance(apps, list) and all(isinstance(a, str) for a in apps)):
+        raise InvalidData(f"{where}: apps: must be a list of strings")
+    return task
+
+
+def _lines(handle: io.TextIOBase, where: str) -> Iterator[dict[str, Any]]:
+    text = handle.read().strip()
+    if not text:
+        return
+    if text.startswith("["):  # AndroTMem also reads a JSON array
+        try:
+            tasks = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidData(f"{where}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        for number, task in enumerate(tasks, start=1):
+            if not isinstance(task, dict) or "task_id" not in task:
+                raise InvalidData(f"{where} task {number}: not a task record (no task_id)")
+            yield check_task(task, f"{where} task {number}")
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            task = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidData(f"{where} line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(task, dict) or "task_id" not in task:
+            raise InvalidData(f"{where} line {number}: not a task record (no task_id)")
+        yield check_task(task, f"{where} line {number}")
+
+
+def _check_format(manifest: dict[str, Any], where: str) -> list[str]:
+    fmt = manifest.get("format")
+    if fmt not in SUPPORTED:
+        raise InvalidData(
+            f"{where}: a {fmt!r} export is not a benchmark the evaluator scores "
+            f"(it scores: {', '.join(SUPPORTED)})"
+        )
+    return list(manifest.get("split", {}).get("ratios", {})) or ["test"]
+
+
+def _pick(splits: list[str], split: str | None, where: str) -> list[str]:
+    if split is None:
+        return splits
+    if split not in splits:
+        raise InvalidData(f"{where}: no split {split!r} (it has {', '.join(splits)})")
+    return [split]
+
+
+def load_benchmark(source: Path | str, split: str | None = None) -> list[dict[str, Any]]:
+    """The task records of a benchmark, every split unless one is named."""
+    source = Path(source)
+    if not source.exists():
+        raise InvalidData(f"{source}: no such file or folder")
+    if source.is_dir():
+        manifest_path = source / "manifest.json"
+        if not manifest_path.is_file():
+            raise InvalidData(f"{source}: no manifest.json; is it a Waypoint export?")
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        tasks = []
+        for name in _pick(_check_format(manifest, source.name), split, source.name):
+            with open(source / f"{name}.jsonl", encoding="utf-8") as handle:
+                tasks.extend(_lines(handle, f"{name}.jsonl"))
+        return tasks
+    if zipfile.is_zipfile(source):
+        return _from_zip(source, split)
+    with open(source, encoding="utf-8") as handle:
+        return list(_lines(handle, source.name))
+
+
+def _from_zip(source: Path, split: str | None) -> list[dict[str, Any]]:
+    with zipfile.ZipFile(source) as archive:
+        names = archive.namelist()
+        manifests = [n for n in names if n.endswith("manifest.json") and n.count("/") <= 1]
+        if not manifests:
+            raise InvalidData(f"{source.name}: no manifest.json; is it a Waypoint export?")
+        prefix = manifests[0][: -len("manifest.json")]
+        manifest = json.loads(archive.read(manifests[0]))
+        tasks = []
+        for name in _pick(_check_format(manifest, source.name), split, source.name):
+            with archive.open(f"{prefix}{name}.jsonl") as raw:
+                tasks.extend(_lines(io.TextIOWrapper(raw, encoding="utf-8"), f"{name}.jsonl"))
+        return tasks

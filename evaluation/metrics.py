@@ -1,0 +1,359 @@
+"""AMS, TCR, M-Acc and task success, with AndroTMem's rules where they apply.
+
+AndroTMem (its released scorer, which this module agrees with on the same files):
+
+- a step scores 1 when the predicted and true action types match after folding the aliases
+  (click->tap, input_text/type->text, terminate/finish_task->finish) and: text/need_feedback
+  values are equal after strip and lower-case; a tap/long_press point lies inside the true
+  bbox enlarged by 14% of its width and height on every side (edges included); a swipe has
+  the same non-empty direction; open_app, wait, finish, home, back and capture_screen match
+  by type alone; any other type scores 0. A prediction credited as correct scores 1.
+- AMS is the mean step score over every step of the evaluated tasks (those with at least
+  one prediction); a step without a prediction scores 0. Steps credited as correct (AndroTMem's
+  inference credits a step whose screenshot was missing) are counted apart.
+- TCR: a task succeeds when every step in the closure of its final completion step over
+  critical links (``is_critical`` true, following ``source`` recursively) scored 1; a link
+  source naming no step fails the task. The final step is the last one with an anchor whose
+  content says "finish" or a finish action, else the last step.
+
+Task success: the agent's answer (the value of its last finish prediction that has one; a
+terminate reporting success or failure is no answer) against the gold answer with its grading
+rule, graded as the recorder and the virtual device grade it (``trajectories.grading``).
+
+STAMP's M-Acc compares the memory predicted at a target's encode step with the target's
+value after normalising case, whitespace and number formats (1,234.50 = 1234.5): complete
+when the whole value appears, partial when some of its words do, else no match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from trajectories.grading import answer_matches
+
+from .judge import Judge
+from .predictions import Malformed, Prediction
+
+EXPANSION = 0.14
+ALIASES = {
+    "click": "tap",
+    "input_text": "text",
+    "type": "text",
+    "terminate": "finish",
+    "finish": "finish",
+    "finish_task": "finish",
+}
+BY_TYPE = ("open_app", "wait", "finish", "home", "back", "capture_screen")
+STEP_IDS = ("step_id", "id", "uuid", "uid", "node_id")
+ANCHOR_IDS = ("id", "uuid", "status_id", "anchor_id", "node_id")
+
+
+def action_type(value: Any) -> str:
+    kind = str(value).lower().strip()
+    return ALIASES.get(kind, kind)
+
+
+def inside_enlarged_bbox(x: Any, y: Any, bbox: Any) -> bool:
+    if not bbox or len(bbox) < 4:
+        return False
+    try:
+        px, py = float(x), float(y)
+        x_min, y_min, x_max, y_max = (float(v) for v in bbox[:4])
+    except (TypeError, ValueError):
+        return False
+    dx, dy = EXPANSION * abs(x_max - x_min), EXPANSION * abs(y_max - y_min)
+    return x_min - dx <= px <= x_max + dx and y_min - dy <= py <= y_max + dy
+
+
+def step_score(prediction: Prediction | None, step: dict[str, Any]) -> float:
+    if prediction is None:
+        return 0.0
+    if prediction.credited:  # even with no action, as AndroTMem's scorer does
+        return 1.0
+    if not prediction.action:
+        return 0.0
+    predicted, truth = prediction.action, step.get("actionForm") or {}
+    kind = action_type(truth.get("action", ""))
+    if action_type(predicted.get("action", "")) != kind:
+        return 0.0
+    if kind in ("text", "need_feedback"):
+        same = str(predicted.get("value", "")).strip().lower() == (
+            str(truth.get("value", "")).strip().lower()
+        )
+        return 1.0 if same else 0.0
+    if kind in ("tap", "long_press"):
+        x, y, bbox = predicted.get("x"), predicted.get("y"), truth.get("bbox")
+        if x is None or y is None or not bbox:
+            return 0.0
+        return 1.0 if inside_enlarged_bbox(x, y, bbox) else 0.0
+    if kind in ("swipe", "swipe_two_points"):
+        direction = str(predicted.get("direction", "")).strip().lower()
+        return (
+            1.0
+            if direction and direction == str(truth.get("direction", "")).strip().lower()
+            else 0.0
+        )
+    return 1.0 if kind in BY_TYPE else 0.0
+
+
+# ---------------------------------------------------------------- TCR
+
+
+def _step_uid(step: dict[str, Any]) -> str:
+    for key in STEP_IDS:
+        if step.get(key) is not None:
+            return str(step[key])
+    return str(step.get("step_index"))
+
+
+def _extra(step: dict[str, Any]) -> dict[str, Any]:
+    extra = step.get("extra_info")
+    return extra if isinstance(extra, dict) else {}
+
+
+def _aliases(step: dict[str, Any]) -> set[str]:
+    names = {_step_uid(step), str(step.get("step_index"))}
+    names |= {str(step[key]) for key in STEP_IDS if step.get(key) is not None}
+    for anchor in _extra(step).get("status") or []:
+        names |= {str(anchor[key]) for key in ANCHOR_IDS if anchor.get(key) is not None}
+    return names
+
+
+def _is_final(step: dict[str, Any]) -> bool:
+    for anchor in _extra(step).get("status") or []:
+        text = f"{anchor.get('content', '')} {anchor.get('content_en', '')}".lower()
+        if "finish" in text:
+            return True
+    return action_type((step.get("actionForm") or {}).get("action", "")) == "finish"
+
+
+def _links(step: dict[str, Any]) -> list[dict[str, Any]]:
+    links = step.get("links")
+    if links is None:
+        links = _extra(step).get("links", [])
+    return links if isinstance(links, list) else []
+
+
+def critical_closure(steps: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The steps the final completion step needs over critical links, and missing sources."""
+    by_alias: dict[str, dict[str, Any]] = {}
+    for step in steps:
+        for alias in _aliases(step):
+            by_alias[alias] = step
+    final = next((s for s in reversed(steps) if _is_final(s)), steps[-1])
+    required: set[str] = set()
+    missing: set[str] = set()
+    stack = [_step_uid(final)]
+    while stack:
+        uid = stack.pop()
+        step = by_alias.get(uid)
+        if step is None:
+            missing.add(uid)
+            continue
+        uid = _step_uid(step)
+        if uid in required:
+            continue
+        required.add(uid)
+        for link in _links(step):
+            if link.get("is_critical") is not True or link.get("source") is None:
+                continue
+            source = by_alias.get(str(link["source"]))
+            if source is None:
+                missing.add(str(link["source"]))
+            else:
+                stack.append(_step_uid(source))
+    return required, missing
+
+
+# ---------------------------------------------------------------- M-Acc and answers
+
+NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+def _number(match: re.Match) -> str:
+    try:
+        value = Decimal(match.group(0).replace(",", ""))
+    except InvalidOperation:
+        return match.group(0)
+    text = format(value.normalize(), "f")
+    return text
+
+
+def normalise(text: str) -> str:
+    """Case, whitespace and number formats folded: ' Total 1,234.50 ' -> 'total 1234.5'."""
+    return " ".join(NUMBER.sub(_number, text.lower()).split())
+
+
+def memory_match(predicted: str | None, value: str) -> str:
+    """complete, partial or none."""
+    memory, target = normalise(predicted or ""), normalise(value)
+    if not target:
+        return "complete"
+    if target in memory:
+        return "complete"
+    words = set(re.findall(r"\w+(?:\.\w+)?", memory))
+    if words & set(re.findall(r"\w+(?:\.\w+)?", target)):
+        return "partial"
+    return "none"
+
+
+TERMINATE_STATUSES = ("success", "failure")
+
+
+def answer_of(action: dict[str, Any]) -> str | None:
+    """The answer a predicted action gives: the value of a finish (GUI-Owl's ``answer``), if
+    any. A ``terminate`` whose value is its status (success / failure: GUI-Owl's terminate)
+    says how the task ended, not what the answer is."""
+    kind = str(action.get("action", "")).lower().strip()
+    value = str(action.get("value") or "")
+    if action_type(kind) != "finish" or not value.strip():
+        return None
+    if kind == "terminate" and value.strip().lower() in TERMINATE_STATUSES:
+        return None
+    return value
+
+
+def answer_correct(answer: str | None, gold: str, rule: str) -> bool:
+    """Graded as the recorder grades it (:func:`trajectories.grading.answer_matches`)."""
+    return answer is not None and answer_matches(rule, gold, answer)
+
+
+# ---------------------------------------------------------------- the whole evaluation
+
+
+def _group() -> dict[str, Any]:
+    return {"tasks": 0, "steps": 0, "ams_sum": 0.0, "tcr_success": 0}
+
+
+def _finish_group(group: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tasks": group["tasks"],
+        "steps": group["steps"],
+        "ams": round(group["ams_sum"] / group["steps"], 6) if group["steps"] else 0.0,
+        "tcr": round(group["tcr_success"] / group["tasks"], 6) if group["tasks"] else 0.0,
+        "tcr_success": group["tcr_success"],
+    }
+
+
+def length_bucket(steps: int) -> str:
+    start = steps // 10 * 10
+    return f"{start}-{start + 9}"
+
+
+def evaluate(
+    tasks: list[dict[str, Any]],
+    predictions: dict[str, dict[str, Prediction]],
+    malformed: Malformed | None = None,
+    judge: Judge | None = None,
+) -> dict[str, Any]:
+    """Every metric over the tasks that have at least one prediction.
+
+    With a ``judge``, memory targets the rules do not find complete are graded by it too.
+    """
+    malformed = malformed or Malformed()
+    total = _group()
+    groups: dict[str, dict[str, dict[str, Any]]] = {
+        "by_intent": defaultdict(_group),
+        "by_length": defaultdict(_group),
+        "by_app": defaultdict(_group),
+    }
+    memory = {"targets": 0, "complete": 0, "partial": 0, "none": 0}
+    answers = {"tasks": 0, "correct": 0}
+    required_steps = failed_required = missing_sources = credited = 0
+    known = set()
+    for task in tasks:
+        task_id = str(task["task_id"])
+        known.add(task_id)
+        steps = task.get("steps") or []
+        if task_id not in predictions or not steps:
+            continue
+        predicted = predictions[task_id]
+        scores = {
+            str(s.get("step_index")): step_score(predicted.get(str(s.get("step_index"))), s)
+            for s in steps
+        }
+        credited += sum(
+            1
+            for s in steps
+            if (p := predicted.get(str(s.get("step_index")))) is not None and p.credited
+        )
+        required, missing = critical_closure(steps)
+        by_uid = {_step_uid(s): s for s in steps}
+        failed = set(missing) | {
+            uid for uid in required if scores.get(str(by_uid[uid].get("step_index")), 0.0) < 1.0
+        }
+        success = not failed
+        required_steps += len(required)
+        failed_required += len(failed)
+        missing_sources += len(missing)
+        keys = [
+            ("by_intent", task.get("primary_intent", "Unknown")),
+            ("by_length", length_bucket(len(steps))),
+            *(("by_app", app) for app in (task.get("apps") or ["(no app)"])),
+        ]
+        for target in [total, *(groups[kind][key] for kind, key in keys)]:
+            target["tasks"] += 1
+            target["steps"] += len(steps)
+            target["ams_sum"] += sum(scores.values())
+            target["tcr_success"] += success
+        for item in task.get("memory_targets") or []:
+            prediction = predicted.get(str(item.get("encode_step")))
+            memory_text = prediction.memory if prediction else None
+            value = str(item.get("value", ""))
+            verdict = memory_match(memory_text, value)
+            if judge is not None and verdict != "complete":
+                verdict = judge.grade(str(item.get("key", "")), value, memory_text, verdict)
+            memory["targets"] += 1
+            memory[verdict] += 1
+        if task.get("gold_answer"):
+            answers["tasks"] += 1
+            answer = status = None
+            for step in steps:
+                prediction = predicted.get(str(step.get("step_index")))
+                given = answer_of(prediction.action) if prediction and prediction.action else None
+                if given is None:
+                    continue
+                # A finish whose value is a terminate status (AndroTMem's layout writes the
+                # answer and the terminate after it both as finish) is the answer only when
+                # no other answer was given.
+                if given.strip().lower() in TERMINATE_STATUSES:
+                    status = given
+                else:
+                    answer = given
+            answer = answer if answer is not None else status
+            answers["correct"] += answer_correct(
+                answer, task["gold_answer"], task.get("grading_rule", "exact")
+            )
+    unknown = sorted(set(predictions) - known)
+    result = {
+        **_finish_group(total),
+        "required_steps": required_steps,
+        "failed_required_steps": failed_required,
+        "missing_link_sources": missing_sources,
+        "credited_steps": credited,
+        "memory": {
+            **memory,
+            "m_acc": round(memory["complete"] / memory["targets"], 6)
+            if memory["targets"]
+            else None,
+        },
+        "answers": {
+            **answers,
+            "success_rate": round(answers["correct"] / answers["tasks"], 6)
+            if answers["tasks"]
+            else None,
+        },
+        "malformed": {"count": malformed.count, "lines": malformed.lines},
+        "judge": judge.report() if judge is not None else None,
+        "unknown_tasks": {"count": len(unknown), "ids": unknown[:20]},
+    }
+    result["by_intent"] = {k: _finish_group(v) for k, v in sorted(groups["by_intent"].items())}
+    result["by_length"] = {
+        k: _finish_group(v)
+        for k, v in sorted(groups["by_length"].items(), key=lambda item: int(item[0].split("-")[0]))
+    }
+    result["by_app"] = {k: _finish_group(v) for k, v in sorted(groups["by_app"].items())}
+    return result

@@ -1,0 +1,167 @@
+"""Import and export formats, registered by name.
+
+An importer turns a folder into (where, record) pairs; an exporter writes a queryset of
+trajectories into a new folder. :func:`import_trajectories` validates every record before it
+writes any, then writes each trajectory atomically; importing the same data twice adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from trajectories.access import role_in
+from trajectories.models import Project, Trajectory
+from trajectories.records import TrajectoryRecord
+from trajectories.services import (
+    as_copy,
+    check_import_authority,
+    check_uid_free,
+    copy_uid,
+    do_import_trajectory,
+)
+from trajectories.validation import InvalidData, check_trajectory_record, fail
+
+from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, waypoint
+from .archive import open_source
+from .dataset import Split, check_plain_options
+from .detect import AUTO, detect_folder_format
+
+# A reader takes the folder and a dict in which it may remember what it already verified.
+Reader = Callable[[Path, dict[str, Any]], Iterator[tuple[str, TrajectoryRecord]]]
+Counter = Callable[[Path], int]
+Exporter = Callable[..., dict[str, Any]]
+
+IMPORTERS: dict[str, tuple[Reader, Counter]] = {
+    "waypoint": (waypoint.read_waypoint, waypoint.count_lines),
+    "droidbot": (droidbot.read_droidbot, droidbot.count_trajectories),
+}
+EXPORTERS: dict[str, Exporter] = {
+    "waypoint": waypoint.export_waypoint,
+    "stamp-sft": stamp_sft.export_stamp_sft,
+    "androtmem": androtmem.export_androtmem,
+    "memory-world": memory_world.export_memory_world,
+    "androidcontrol": androidcontrol.export_androidcontrol,
+}
+
+
+def check_export_request(
+    fmt: str, options: dict[str, Any] | None, split: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Options and split checked before a job is queued (the job checks them again)."""
+    _format(fmt, EXPORTERS, "export")
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return {}, None
+    if fmt == "stamp-sft":
+        options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
+    elif fmt == "androtmem":
+        options = {k: v for k, v in androtmem.check_options(options).items() if v}
+    else:
+        options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
+    Split.parse(split, "train")
+    return options or {}, split or None
+
+
+def _format(name: str, catalogue: dict[str, Any], what: str) -> Any:
+    try:
+        return catalogue[name]
+    except KeyError:
+        known = ", ".join(sorted(catalogue))
+        raise InvalidData(f"unknown {what} format {name!r} (known: {known})") from None
+
+
+class ImportStopped(InvalidData):
+    """An import that had written some trajectories when a write was refused."""
+
+
+def import_trajectories(
+    project: Project,
+    source: Path,
+    fmt: str = "waypoint",
+    actor=None,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    as_copies: bool = False,
+    workdir: Path | None = None,
+) -> dict[str, int]:
+    """Import a folder, .zip or .tar; return counts of created and already present.
+
+    ``fmt`` may be ``"auto"``: the format is then told from the content. With ``as_copies``
+    every trajectory gets a new id in this project and records where it came from (for an
+    export of another project on this instance, whose ids are taken). An archive is unpacked
+    under ``workdir`` (a job's own folder), else the system's temp folder.
+    """
+    with open_source(Path(source), workdir) as folder:
+        if fmt == AUTO:
+            fmt = detect_folder_format(folder, Path(source).name)
+        reader, counter = _format(fmt, IMPORTERS, "import")
+        origin = waypoint.exported_project(folder) if fmt == "waypoint" else ""
+        total = counter(folder)
+        # First pass: check everything, ids included, so bad input changes nothing.
+        verified: dict[str, Any] = {}
+        seen: dict[str, str] = {}
+        role = role_in(project, actor) if actor is not None else None
+        for checked, (where, record) in enumerate(reader(folder, verified), start=1):
+            check_trajectory_record(record, where)
+            check_import_authority(record, actor, role, where)
+            if record.uid in seen:
+                raise fail(
+                    where, f"trajectory {record.uid} appears twice: already at {seen[record.uid]}"
+                )
+            seen[record.uid] = where.rstrip(":")
+            check_uid_free(
+                project, copy_uid(project, record.uid) if as_copies else record.uid, where
+            )
+            if progress:
+                progress(checked, 2 * total)
+        counts = {"created": 0, "existing": 0, "steps": 0}
+        for where, record in reader(folder, verified):
+            if as_copies:
+                record = as_copy(record, project, origin)
+            try:
+                _, created = do_import_trajectory(project, record, actor=actor, where=where)
+            except InvalidData as exc:
+                if not counts["created"]:
+                    raise
+                # Only a concurrent write can get here (every check passed above): say so.
+                n = counts["created"]
+                written = f"{n} trajectory was" if n == 1 else f"{n} trajectories were"
+                raise ImportStopped(
+                    f"import stopped: {exc}; {written} imported before it "
+                    "(importing the same archive again resumes)"
+                ) from None
+            counts["created" if created else "existing"] += 1
+            counts["steps"] += len(record.steps) if created else 0
+            if progress:
+                progress(total + counts["created"] + counts["existing"], 2 * total)
+    return counts
+
+
+def export_trajectories(
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    fmt: str = "waypoint",
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Export into the new folder ``dest``; ``filters`` only describe the selection made.
+
+    The dataset formats take ``options`` (per format), ``split`` (see
+    :class:`formats.dataset.Split`) and record ``filters`` in their manifest.
+    """
+    exporter = _format(fmt, EXPORTERS, "export")
+    if fmt == "waypoint":
+        if options or split:
+            raise InvalidData("the waypoint format takes no options and no split")
+        return exporter(trajectories, Path(dest), progress=progress, filters=filters)
+    return exporter(
+        trajectories, Path(dest), progress=progress, options=options, filters=filters, split=split
+    )

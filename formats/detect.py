@@ -1,0 +1,130 @@
+"""Telling an import's format from its content: a folder, or a .zip / .tar before it is unpacked.
+
+A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"``; DroidBot output has the
+folders ``states/`` and ``events/``. Either may sit inside one top folder, as an archive of a
+folder does. Archives are only listed here (and their manifest read): nothing is extracted.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import zipfile
+from collections.abc import Callable, Collection
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from django.conf import settings
+
+from trajectories.validation import InvalidData
+
+from . import droidbot, waypoint
+from .archive import loads
+
+AUTO = "auto"  # the format name that asks for detection
+LOOKED_FOR = (
+    f'looked for {waypoint.MANIFEST} with "format": "{waypoint.FORMAT}" (a Waypoint export) '
+    f"and for the folders {droidbot.STATES}/ and {droidbot.EVENTS}/ (DroidBot output)"
+)
+
+
+def detect_format(names: Collection[str], read: Callable[[str], bytes], where: str) -> str:
+    """The import format of files named ``names`` (paths below the import's root).
+
+    ``read`` returns the bytes of one of them; it is called for the manifest only.
+    """
+    if waypoint.MANIFEST in names:
+        try:
+            manifest = loads(read(waypoint.MANIFEST), f"{where}: {waypoint.MANIFEST}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidData(f"{where}: {waypoint.MANIFEST}: invalid JSON ({exc})") from None
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        if found == waypoint.FORMAT:
+            return "waypoint"
+        raise InvalidData(
+            f"{where}: cannot tell the import format: {waypoint.MANIFEST} names the format "
+            f"{found!r}; {LOOKED_FOR}"
+        )
+    folders = {PurePosixPath(name).parts[0] for name in names if "/" in name.strip("/")}
+    folders |= {name.strip("/") for name in names if name.endswith("/")}
+    if {droidbot.STATES, droidbot.EVENTS} <= folders:
+        return "droidbot"
+    raise InvalidData(f"{where}: cannot tell the import format: {LOOKED_FOR}")
+
+
+def detect_folder_format(folder: Path, where: str) -> str:
+    """The format of an import folder (an unpacked archive's content root)."""
+    names = [
+        path.relative_to(folder).as_posix() + ("/" if path.is_dir() else "")
+        for path in folder.iterdir()
+    ]
+    names += [
+        path.relative_to(folder).as_posix()
+        for top in (droidbot.STATES, droidbot.EVENTS)
+        if (folder / top).is_dir()
+        for path in (folder / top).iterdir()
+    ]
+    return detect_format(set(names), lambda name: (folder / name).read_bytes(), where)
+
+
+def _root(names: list[str]) -> str:
+    """The prefix of the import's root: an archive of one top folder holds it inside."""
+    tops = {
+        PurePosixPath(name).parts[0]
+        for name in names
+        if name.strip("/") and not PurePosixPath(name).parts[0].startswith(("__MACOSX", "."))
+    }
+    if len(tops) == 1:
+        top = tops.pop()
+        if any(name.startswith(top + "/") and name != top + "/" for name in names):
+            return top + "/"
+    return ""
+
+
+def _below(names: list[str], root: str) -> set[str]:
+    return {name[len(root) :] for name in names if name.startswith(root) and name != root}
+
+
+def _small(size: int, name: str, where: str) -> None:
+    if size > settings.WAYPOINT_MAX_FILE_BYTES:
+        raise InvalidData(f"{where}: {name} is too large to be a manifest")
+
+
+def detect_archive_format(upload: IO[bytes], name: str) -> str:
+    """The import format of an uploaded .zip or .tar, from its member list and manifest."""
+    position = upload.tell()
+    try:
+        if zipfile.is_zipfile(upload):
+            upload.seek(0)
+            with zipfile.ZipFile(upload) as archive:
+                names = archive.namelist()
+                root = _root(names)
+
+                def read(member: str) -> bytes:
+                    info = archive.getinfo(root + member)
+                    _small(info.file_size, member, name)
+                    return archive.read(info)
+
+                return detect_format(_below(names, root), read, name)
+        upload.seek(0)
+        return _detect_tar(upload, name)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
+        raise InvalidData(f"{name}: the archive is damaged ({exc})") from None
+    finally:
+        upload.seek(position)
+
+
+def _detect_tar(upload: IO[bytes], name: str) -> str:
+    names: list[str] = []
+    manifests: dict[str, bytes] = {}
+    with tarfile.open(fileobj=upload, mode="r:*") as archive:
+        for member in archive:  # streamed: a .tar.gz is read once, nothing is kept but names
+            member_name = member.name.removeprefix("./")
+            names.append(member_name + ("/" if member.isdir() else ""))
+            if member.isfile() and PurePosixPath(member_name).name == waypoint.MANIFEST:
+                _small(member.size, member_name, name)
+                handle = archive.extractfile(member)
+                manifests[member_name] = handle.read() if handle else b""
+    names = [n for n in names if n not in ("", "/", "./")]
+    root = _root(names)
+    return detect_format(_below(names, root), lambda member: manifests[root + member], name)

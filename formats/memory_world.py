@@ -1,0 +1,177 @@
+"""``memory-world``: STAMP's benchmark tasks, one per trajectory (a task instance).
+
+Each line of ``<split>.jsonl``: the instruction, apps, intent and difficulty; the memory items
+(key, value, encode step, retrieve steps, and where the value appears: the encode step's
+screenshot, its app and the evidence); the gold answer and its grading rule; the reference
+length; and the environment: for a task recorded on the virtual device, its virtual task id,
+apps and seed (which reproduce the environment exactly), else the device it was recorded on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from trajectories.models import Intent, Trajectory
+
+from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
+from .waypoint import iter_records
+
+FORMAT = "memory-world"
+SCHEMA_VERSION = 1
+VIRTUAL_PREFIX = "virtual:"
+INTENT_NAMES = dict(Intent.choices)
+
+
+def environment(record: dict[str, Any]) -> dict[str, Any]:
+    """What reproduces the task's environment. On the virtual device: its task, apps and seed
+    (``metadata["virtual_device"]`` from the recording, or an imported ``virtual_seed``/``seed``),
+    and whether the apps were reset to that seed before the recording began."""
+    metadata, task = record["metadata"], record["task"]
+    device = metadata.get("virtual_device") or {}
+    virtual_task = metadata.get("virtual_task")
+    if virtual_task is None and task["id"].startswith(VIRTUAL_PREFIX):
+        virtual_task = task["id"].split(":")[1]
+    if virtual_task is not None or device:
+        seed = device.get("seed", metadata.get("virtual_seed", metadata.get("seed")))
+        env = {"kind": "virtual", "virtual_task": virtual_task, "apps": task["apps"], "seed": seed}
+        if device:
+            env["reset"] = bool(device.get("reset"))
+            env["device_apps"] = device.get("apps", [])
+        return env
+    device = record["device"]
+    return {
+        "kind": "device",
+        "model": device.get("model", ""),
+        "android_version": device.get("android_version", ""),
+        "apps": task["apps"],
+    }
+
+
+def task_record(record: dict[str, Any], copy: Callable[[str], str]) -> dict[str, Any]:
+    steps = {step["index"]: step for step in record["steps"]}
+    items = []
+    for target in record["memory_targets"]:
+        step = steps.get(target["encode_step"])
+        screen = record["screens"][step["screen"]] if step else None
+        items.append(
+            {
+                "key": target["key"],
+                "value": target["value"],
+                "encode_step": target["encode_step"],
+                "retrieve_steps": target["retrieve_steps"],
+                "where": {
+                    "screenshot": copy(screen["screenshot"]) if screen else None,
+                    "package": screen["package"] if screen else "",
+                    "evidence": target["evidence"],
+                },
+            }
+        )
+    task = record["task"]
+    return {
+        "task_id": record["id"],
+        "task_uid": task["id"],
+        "instruction": task["goal"],
+        "apps": task["apps"],
+        "intent": INTENT_NAMES.get(task["intent"], task["intent"]),
+        "difficulty": task["difficulty"],
+        "memory_items": items,
+        "memory_specs": task["memory_items"],
+        "gold_answer": task["gold_answer"],
+        "grading_rule": task["grading_rule"],
+        "reference_steps": len(record["steps"]),
+        "outcome": record["outcome"],
+        "environment": environment(record),
+    }
+
+
+def export_memory_world(
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the trajectories as Memory-World tasks into the new folder ``dest``."""
+    opts = check_plain_options(FORMAT, options)
+    division = Split.parse(split, "test")
+    assignment = division.assign(trajectories)
+    total = len(assignment)
+    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
+    apps: dict[str, Counter] = {}
+    counts = {
+        "trajectories": 0,
+        "steps": 0,
+        "memory_items": 0,
+        "without_gold_answer": 0,
+        "virtual": 0,
+        "virtual_without_seed": 0,
+        "virtual_without_reset": 0,
+    }
+    with DatasetWriter(
+        dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
+    ) as writer:
+        for record in iter_records(trajectories, lean=True):
+            name = assignment[record["id"]]
+            task = task_record(record, writer.image)
+            writer.write(name, task)
+            per_split[name]["tasks"] += 1
+            for app in record["task"]["apps"] or ["(no app)"]:
+                apps.setdefault(app, Counter())[name] += 1
+            counts["trajectories"] += 1
+            counts["steps"] += len(record["steps"])
+            counts["memory_items"] += len(task["memory_items"])
+            counts["without_gold_answer"] += not task["gold_answer"]
+            if task["environment"]["kind"] == "virtual":
+                counts["virtual"] += 1
+                counts["virtual_without_seed"] += task["environment"]["seed"] is None
+                counts["virtual_without_reset"] += task["environment"].get("reset") is False
+            if progress and counts["trajectories"] % 20 == 0:
+                progress(counts["trajectories"], total)
+        counts["images"] = writer.images_written
+        counts["splits"] = writer.counts_per_split()
+        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
+        writer.finish(head, counts, _card(counts, per_split, apps, filters, division))
+    if progress:
+        progress(counts["trajectories"], total)
+    return counts
+
+
+def _card(counts, per_split, apps, filters, division) -> str:
+    files = ", ".join(f'"{n}": "{n}.jsonl"' for n in division.names)
+    return f"""# Waypoint export: memory-world
+
+Memory-World tasks (STAMP's benchmark): one task instance per trajectory with its memory
+items (key, value, encode step and where it appears), the gold answer and its grading rule,
+and the environment that reproduces it.
+
+- Tasks: {counts["trajectories"]} ({counts["virtual"]} on the virtual device), memory items:
+  {counts["memory_items"]}, reference steps: {counts["steps"]}, images: {counts["images"]}.
+- Tasks without a gold answer: {counts["without_gold_answer"]}.
+- Virtual-device tasks with no recorded seed (their environment cannot be rebuilt exactly):
+  {counts["virtual_without_seed"]}.
+- Virtual-device tasks recorded without resetting the apps to their seed first (the memory
+  variables are the seed's, but a cart or a note of an earlier recording may have been there):
+  {counts["virtual_without_reset"]}.
+- Selection: {describe_filter(filters)}.
+- Split: by {division.by}, seed {division.seed}, ratios {dict(division.ratios)}.
+
+## Counts
+
+{card_counts(per_split, apps, "tasks")}
+
+## Loading
+
+```python
+from datasets import load_dataset
+ds = load_dataset("json", data_files={{{files}}})
+```
+
+Screenshot paths are relative to this folder. `manifest.json` lists the sha256 of every file.
+"""

@@ -1,0 +1,408 @@
+"""``stamp-sft``: STAMP's supervised fine-tuning samples, one chat per trainable step.
+
+Each line is ``{"messages": [...], "images": [...]}`` with one ``<image>`` placeholder per
+image, the layout ms-swift and LLaMA-Factory (sharegpt, with ``dataset_info.json``) read.
+
+- system: the ``mobile_use`` tool declaration and response rules of STAMP's Table 15, verbatim
+  (GUI-Owl's screen is 1000x1000: coordinates are normalised to 0-1000).
+- history, two-tier (STAMP appendix A.2): the last K turns before the current step (K=5) are
+  kept in full, each a user turn holding its screenshot and the assistant's output; older
+  steps become ``Step i: <action>\\nMemory: <memory or none>`` lines in the first user turn,
+  which also holds the instruction (Table 7's user prompt).
+- target: ``<think>thought</think>\\nAction: summary\\nMemory: memory\\n<tool_call>\\n{...}
+  \\n</tool_call>`` with the canonical action mapped to ``mobile_use``.
+
+Steps whose memory is not empty are memory steps; ``memory_ratio`` repeats their samples so
+that there are about that many memory samples per other sample (STAMP's 1:1 and 3:1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from trajectories.models import Step, Trajectory
+from trajectories.validation import InvalidData
+
+from .dataset import (
+    DatasetWriter,
+    Split,
+    card_counts,
+    check_memory_graph_option,
+    describe_filter,
+)
+from .waypoint import iter_records
+
+FORMAT = "stamp-sft"
+SCHEMA_VERSION = 1
+SYSTEM_PROMPT = (
+    Path(__file__).with_name("stamp_system_prompt.txt").read_text(encoding="utf-8").rstrip("\n")
+)
+USER_PROMPT = (
+    "Please generate the next move according to the UI screenshot, instruction and previous "
+    "actions.\nInstruction: {goal}\nPrevious actions:\n{history}"
+)
+IMAGE = "<image>"
+DEFAULT_K = 5
+
+SYSTEM_BUTTONS = {"back": "Back", "home": "Home", "enter": "Enter"}
+
+
+def _point(x: float, y: float, width: int, height: int) -> list[int]:
+    """Pixels to GUI-Owl's 0-1000 screen, clamped to it."""
+    return [
+        min(1000, max(0, round(x * 1000 / width))) if width else 0,
+        min(1000, max(0, round(y * 1000 / height))) if height else 0,
+    ]
+
+
+def mobile_use_arguments(action: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+    """A canonical action as the arguments of a ``mobile_use`` call (0-1000 coordinates)."""
+    kind = action["type"]
+    if kind == "click":
+        return {"action": "click", "coordinate": _point(action["x"], action["y"], width, height)}
+    if kind == "long_press":
+        return {
+            "action": "long_press",
+            "coordinate": _point(action["x"], action["y"], width, height),
+            "time": action.get("duration_ms", 1000) / 1000,
+        }
+    if kind == "swipe":
+        return {
+            "action": "swipe",
+            "coordinate": _point(action["x"], action["y"], width, height),
+            "coordinate2": _point(action["x2"], action["y2"], width, height),
+        }
+    if kind == "type":
+        return {"action": "type", "text": action["text"]}
+    if kind == "key":
+        keycode = action["keycode"]
+        if keycode.upper().startswith("KEYCODE_"):
+            keycode = keycode[len("KEYCODE_") :].lower()
+        return {"action": "key", "text": keycode}
+    if kind in SYSTEM_BUTTONS:
+        return {"action": "system_button", "button": SYSTEM_BUTTONS[kind]}
+    if kind == "open_app":
+        return {"action": "open", "text": action.get("app_label") or action["package"]}
+    if kind == "wait":
+        return {"action": "wait", "time": action["duration_ms"] / 1000}
+    if kind == "answer":
+        return {"action": "answer", "text": action["text"]}
+    if kind == "terminate":
+        return {"action": "terminate", "status": action["status"]}
+    raise InvalidData(f"action: {kind!r} has no mobile_use equivalent")
+
+
+def describe_action(action: dict[str, Any]) -> str:
+    """A short description for a step that has no summary."""
+    kind = action["type"]
+    if kind in ("click", "long_press"):
+        return f"{kind.replace('_', ' ')} at ({action['x']}, {action['y']})"
+    if kind == "swipe":
+        return f"swipe from ({action['x']}, {action['y']}) to ({action['x2']}, {action['y2']})"
+    if kind in ("type", "answer"):
+        return f"{kind} {json.dumps(action['text'], ensure_ascii=False)}"
+    if kind == "open_app":
+        return f"open {action.get('app_label') or action['package']}"
+    if kind == "key":
+        return f"press {action['keycode']}"
+    if kind == "terminate":
+        return f"terminate ({action['status']})"
+    return kind.replace("_", " ")
+
+
+def _memory(text: str) -> str:
+    return text if text.strip() else "none"
+
+
+def assistant_output(step: dict[str, Any], width: int, height: int, thought: bool = True) -> str:
+    call = {"name": "mobile_use", "arguments": mobile_use_arguments(step["action"], width, height)}
+    parts = [f"<think>{step['thought']}</think>"] if thought else []
+    parts += [
+        f"Action: {step['summary'] or describe_action(step['action'])}",
+        f"Memory: {_memory(step['memory'])}",
+        f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>",
+    ]
+    return "\n".join(parts)
+
+
+def _encoded(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+SYSTEM_MESSAGE = _encoded({"role": "system", "content": SYSTEM_PROMPT})
+IMAGE_TURN = _encoded({"role": "user", "content": IMAGE})
+
+
+def sample_lines(
+    record: dict[str, Any],
+    image_of: Callable[[str], str],
+    *,
+    k: int = DEFAULT_K,
+    thought: bool = True,
+    trainable_only: bool = True,
+    memory_blocks: dict[int, str] | None = None,
+) -> list[tuple[dict[str, Any], str]]:
+    """(step, JSONL line) for every step of a native record that becomes a sample.
+
+    A line is ``{"messages": [...], "images": [...]}`` exactly as ``json.dumps`` writes it
+    (no spaces, UTF-8 kept); the messages each step repeats in later samples (its assistant
+    output, its screenshot) are encoded once. ``memory_blocks`` (by step index): the retrieval
+    memory put before the current step's screenshot.
+    """
+    screens = record["screens"]
+    steps = record["steps"]
+    outputs: list[str] = []
+    images: list[str] = []
+    lines_of_history: list[str] = []
+    for step in steps:
+        screen = screens[step["screen"]]
+        output = assistant_output(step, screen["width"], screen["height"], thought)
+        outputs.append(_encoded({"role": "assistant", "content": output}))
+        images.append(_encoded(image_of(screen["screenshot"])))
+        lines_of_history.append(
+            f"Step {len(lines_of_history) + 1}: "
+            f"{step['summary'] or describe_action(step['action'])}\n"
+            f"Memory: {_memory(step['memory'])}"
+        )
+    goal = record["task"]["goal"]
+    result = []
+    for t, step in enumerate(steps):
+        if trainable_only and not step["trainable"]:
+            continue
+        first_full = max(0, t - k)
+        prompt = USER_PROMPT.format(goal=goal, history="\n".join(lines_of_history[:first_full]))
+        messages = [SYSTEM_MESSAGE]
+        memory = (memory_blocks or {}).get(step["index"])
+        for turn in range(first_full, t + 1):
+            image = f"{memory}\n{IMAGE}" if memory and turn == t else IMAGE
+            if turn == first_full:
+                messages.append(_encoded({"role": "user", "content": f"{prompt}\n{image}"}))
+            elif image != IMAGE:
+                messages.append(_encoded({"role": "user", "content": image}))
+            else:
+                messages.append(IMAGE_TURN)
+            messages.append(outputs[turn])
+        line = (
+            '{"messages":['
+            + ",".join(messages)
+            + '],"images":['
+            + ",".join(images[first_full : t + 1])
+            + "]}\n"
+        )
+        result.append((step, line))
+    return result
+
+
+def _option(options: dict[str, Any], name: str, kind: type, default: Any, check=None) -> Any:
+    value = options.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+        raise InvalidData(f"options.{name}: must be {kind.__name__}, got {value!r}")
+    if check and not check(value):
+        raise InvalidData(f"options.{name}: {value!r} is out of range")
+    return value
+
+
+KNOWN_OPTIONS = (
+    "k",
+    "max_side",
+    "memory_ratio",
+    "parquet",
+    "thought",
+    "trainable_only",
+    "memory_graph",
+)
+
+
+def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    options = dict(options or {})
+    unknown = set(options) - set(KNOWN_OPTIONS)
+    if unknown:
+        raise InvalidData(
+            f"options: unknown option {sorted(unknown)[0]!r} for {FORMAT} "
+            f"(known: {', '.join(KNOWN_OPTIONS)})"
+        )
+    ratio = options.get("memory_ratio")
+    if isinstance(ratio, int) and not isinstance(ratio, bool):
+        options["memory_ratio"] = float(ratio)
+    return {
+        "k": _option(options, "k", int, DEFAULT_K, lambda v: 0 <= v <= 100),
+        "max_side": _option(options, "max_side", int, None, lambda v: 16 <= v <= 10000),
+        "memory_ratio": _option(options, "memory_ratio", float, None, lambda v: 0 < v <= 100),
+        "thought": _option(options, "thought", bool, True),
+        "trainable_only": _option(options, "trainable_only", bool, True),
+        "parquet": _option(options, "parquet", bool, False),
+        "memory_graph": check_memory_graph_option(options.get("memory_graph")),
+    }
+
+
+def _repeats(trajectories: QuerySet[Trajectory], ratio: float | None, trainable_only: bool) -> int:
+    """How many times each memory step's sample is written to reach the ratio."""
+    if not ratio:
+        return 1
+    steps = Step.objects.filter(trajectory__in=trajectories)
+    if trainable_only:
+        steps = steps.filter(trainable=True)
+    memory = steps.exclude(memory__regex=r"^\s*$").count()
+    other = steps.count() - memory
+    if not memory or not other:
+        return 1
+    return max(1, round(ratio * other / memory))
+
+
+def dataset_info(split_names: list[str]) -> str:
+    """LLaMA-Factory's dataset_info.json: one sharegpt dataset per split."""
+    info = {
+        f"waypoint_stamp_sft_{name}": {
+            "file_name": f"{name}.jsonl",
+            "formatting": "sharegpt",
+            "columns": {"messages": "messages", "images": "images"},
+            "tags": {
+                "role_tag": "role",
+                "content_tag": "content",
+                "user_tag": "user",
+                "assistant_tag": "assistant",
+                "system_tag": "system",
+            },
+        }
+        for name in split_names
+    }
+    return json.dumps(info, indent=2) + "\n"
+
+
+def export_stamp_sft(
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
+    split: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the trajectories as STAMP SFT samples into the new folder ``dest``."""
+    opts = check_options(options)
+    division = Split.parse(split, "train")
+    assignment = division.assign(trajectories)
+    repeats = _repeats(trajectories, opts["memory_ratio"], opts["trainable_only"])
+    step_memory = _step_memory(trajectories, opts["memory_graph"])
+    total = len(assignment)
+    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
+    apps: dict[str, Counter] = {}
+    counts = {"trajectories": 0, "steps": 0, "samples": 0, "memory_samples": 0, "images": 0}
+    with DatasetWriter(
+        dest,
+        FORMAT,
+        SCHEMA_VERSION,
+        splits=division.names,
+        max_side=opts["max_side"],
+        parquet=opts["parquet"],
+    ) as writer:
+        for record in iter_records(trajectories, lean=True):
+            name = assignment[record["id"]]
+            pairs = sample_lines(
+                record,
+                writer.image,
+                k=opts["k"],
+                thought=opts["thought"],
+                trainable_only=opts["trainable_only"],
+                memory_blocks=step_memory.blocks(record) if step_memory else None,
+            )
+            for step, line in pairs:
+                is_memory = bool(step["memory"].strip())
+                for _ in range(repeats if is_memory else 1):
+                    writer.write_line(name, line)
+                    per_split[name]["samples"] += 1
+                    counts["samples"] += 1
+                    counts["memory_samples"] += is_memory
+                    for app in record["task"]["apps"] or ["(no app)"]:
+                        apps.setdefault(app, Counter())[name] += 1
+            counts["trajectories"] += 1
+            counts["steps"] += len(record["steps"])
+            if progress and counts["trajectories"] % 20 == 0:
+                progress(counts["trajectories"], total)
+        counts["images"] = writer.images_written
+        counts["splits"] = writer.counts_per_split()
+        writer.write_text("dataset_info.json", dataset_info(division.names))
+        head = {
+            "options": opts,
+            "filter": filters or {},
+            "split": division.describe(),
+            "memory_repeats": repeats,
+        }
+        writer.finish(
+            head, counts, _card(counts, per_split, apps, opts, filters, division, repeats)
+        )
+    if progress:
+        progress(counts["trajectories"], total)
+    return counts
+
+
+def _step_memory(trajectories: QuerySet[Trajectory], version: int | None):
+    """The memory blocks of the project's graph ``version`` (None: no memory blocks)."""
+    if version is None:
+        return None
+    from graphs.exports import StepMemory
+
+    return StepMemory(trajectories, version)
+
+
+def _memory_line(opts) -> str:
+    if not opts["memory_graph"]:
+        return ""
+    return (
+        f"- Memory: each sample's current screenshot follows the retrieval memory block of the "
+        f"project's memory graph v{opts['memory_graph']}, without the subgoals and states of "
+        "trajectories of the sample's own task.\n"
+    )
+
+
+def _card(counts, per_split, apps, opts, filters, division, repeats) -> str:
+    names = division.names
+    files = ", ".join(f'"{n}": "{n}.jsonl"' for n in names)
+    return f"""# Waypoint export: stamp-sft
+
+STAMP supervised fine-tuning samples (Stamp-GUI / GUI-Owl `mobile_use` output format): one
+chat sample per {"trainable " if opts["trainable_only"] else ""}step, in the
+`{{"messages": [...], "images": [...]}}` layout that ms-swift and LLaMA-Factory read.
+
+- Trajectories: {counts["trajectories"]}, steps: {counts["steps"]}, samples: {counts["samples"]}
+  (memory samples: {counts["memory_samples"]}, each written {repeats} time(s){
+        f" for a memory ratio of {opts['memory_ratio']}:1" if opts["memory_ratio"] else ""
+    }), images: {counts["images"]}.
+- Selection: {describe_filter(filters)}.
+- Split: by {division.by}, seed {division.seed}, ratios {dict(division.ratios)}.
+- History: the last {opts["k"]} turns in full (screenshot and assistant output), older steps as
+  `Step i: <action>` / `Memory: <memory or none>` lines; thought {
+        "included" if opts["thought"] else "left out"
+    };
+  images {
+        f"resized to at most {opts['max_side']} px on the longest side"
+        if opts["max_side"]
+        else "at full size"
+    }.
+- Coordinates: 0-1000 on both axes (the `mobile_use` screen is 1000x1000).
+{_memory_line(opts)}
+## Counts
+
+{card_counts(per_split, apps, "samples")}
+
+## Loading
+
+```python
+from datasets import load_dataset
+ds = load_dataset("json", data_files={{{files}}})
+```
+
+Image paths are relative to this folder. For LLaMA-Factory, point `dataset_dir` at this folder
+and use the datasets named in `dataset_info.json` (sharegpt formatting). For ms-swift, pass the
+`.jsonl` files as `--dataset`.
+
+`manifest.json` lists the sha256 of every file.
+"""

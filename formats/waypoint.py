@@ -1,0 +1,727 @@
+"""Waypoint's native format, version 1: lossless and re-importable.
+
+Layout of an export folder::
+
+    manifest.json        format, schema version, counts, sha256 of every other file
+    trajectories.jsonl   one trajectory per line, every field and label
+    screens/<sha256>.png screenshots (content-addressed, each stored once)
+    xml/<sha256>.xml     UI XML dumps
+
+Export → import → export gives byte-identical files: nothing depends on database ids, the
+export time or the machine. Exports stream (memory does not grow with the dataset) and
+appear atomically: the folder is written under a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.core.files.storage import default_storage
+from django.db.models import QuerySet
+
+from trajectories.blobs import sha256_hex
+from trajectories.images import check_image
+from trajectories.models import (
+    Anchor,
+    AnchorLink,
+    Blob,
+    MemoryTarget,
+    Screen,
+    Step,
+    Subgoal,
+    Trajectory,
+    blob_storage_name,
+)
+from trajectories.records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
+from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
+from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
+
+from .archive import loads, read_file
+
+FORMAT = "waypoint"
+SCHEMA = "waypoint/1"
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+CARD = "README.md"
+DATA_FILE = "trajectories.jsonl"
+
+Progress = Callable[[int, int], None]
+
+
+# ---------------------------------------------------------------- export
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+CHUNK = 100  # trajectories fetched per round of queries
+
+
+def _group(rows: list[dict[str, Any]], key: str = "trajectory_id") -> dict[int, list[dict]]:
+    grouped: dict[int, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row.pop(key), []).append(row)
+    return grouped
+
+
+def _blob_file(sha256: str, content_type: str) -> str:
+    extension = Blob.EXTENSIONS.get(content_type, "bin")
+    folder = "xml" if content_type == "text/xml" else "screens"
+    return f"{folder}/{sha256}.{extension}"
+
+
+# Fields the dataset formats never read: left out of their queries (``lean``), as decoding
+# JSON and times is most of the cost of fetching.
+LEAN_SKIPS = frozenset(
+    {"captured_at", "features", "visible_memory", "action_sent_at", "settled_at"}
+)
+
+
+def _fields(names: tuple[str, ...], lean: bool) -> tuple[str, ...]:
+    return tuple(n for n in names if n not in LEAN_SKIPS) if lean else names
+
+
+def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[str, Any]]:
+    """Every label of a chunk of trajectories in one query per kind, as plain rows.
+
+    Plain rows, not model instances: building thousands of model objects per chunk would
+    cost more than the export's writing itself.
+    """
+    ids = [row["id"] for row in rows]
+    screens = _group(
+        list(
+            Screen.objects.filter(trajectory_id__in=ids)
+            .order_by("id")
+            .values(*_fields(SCREEN_FIELDS, lean))
+        )
+    )
+    steps = _group(
+        list(
+            Step.objects.filter(trajectory_id__in=ids)
+            .order_by("trajectory_id", "index")
+            .values(*_fields(STEP_FIELDS, lean))
+        )
+    )
+    subgoals = _group(
+        list(
+            Subgoal.objects.filter(trajectory_id__in=ids)
+            .order_by("start", "id")
+            .values(
+                "trajectory_id", "start", "end", "text", "effect", "behaviour", "success", "origin"
+            )
+        )
+    )
+    memory_targets = _group(
+        list(
+            MemoryTarget.objects.filter(trajectory_id__in=ids)
+            .order_by("encode_step", "key", "id")
+            .values("trajectory_id", "key", "value", "encode_step", "retrieve_steps", "evidence")
+        )
+    )
+    anchors = _group(
+        list(
+            Anchor.objects.filter(trajectory_id__in=ids)
+            .order_by("step_index", "id")
+            .values(
+                "trajectory_id",
+                "id",
+                "key",
+                "step_index",
+                "type",
+                "content",
+                "description",
+                "evidence",
+            )
+        )
+    )
+    links = _group(
+        list(
+            AnchorLink.objects.filter(source__trajectory_id__in=ids)
+            .order_by(
+                "source__step_index", "source_id", "target__step_index", "target_id", "relation"
+            )
+            .values("source__trajectory_id", "source__key", "target__key", "relation", "critical")
+        ),
+        key="source__trajectory_id",
+    )
+    return [
+        _record(
+            row,
+            screens.get(row["id"], []),
+            steps.get(row["id"], []),
+            subgoals.get(row["id"], []),
+            memory_targets.get(row["id"], []),
+            anchors.get(row["id"], []),
+            links.get(row["id"], []),
+        )
+        for row in rows
+    ]
+
+
+SCREEN_FIELDS = (
+    "id",
+    "trajectory_id",
+    "screenshot_id",
+    "screenshot__content_type",
+    "ui_xml_id",
+    "ui_xml__content_type",
+    "width",
+    "height",
+    "package",
+    "activity",
+    "captured_at",
+    "features",
+    "visible_memory",
+)
+STEP_FIELDS = (
+    "trajectory_id",
+    "index",
+    "screen_id",
+    "action_type",
+    "action",
+    "target",
+    "thought",
+    "summary",
+    "memory",
+    "trainable",
+    "action_sent_at",
+    "settled_at",
+)
+
+TRAJECTORY_FIELDS = (
+    "id",
+    "uid",
+    "device_serial",
+    "device_model",
+    "android_version",
+    "screen_width",
+    "screen_height",
+    "density",
+    "recorder_name",
+    "source",
+    "status",
+    "outcome",
+    "recorded_at",
+    "metadata",
+    "final_screen_id",
+    "task__uid",
+    "task__goal",
+    "task__apps",
+    "task__intent",
+    "task__difficulty",
+    "task__gold_answer",
+    "task__grading_rule",
+    "task__memory_items",
+)
+
+
+def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
+    position = {screen["id"]: i for i, screen in enumerate(screens)}
+    return {
+        "schema": SCHEMA,
+        "id": str(t["uid"]),
+        "task": {
+            "id": t["task__uid"],
+            "goal": t["task__goal"],
+            "apps": t["task__apps"],
+            "intent": t["task__intent"],
+            "difficulty": t["task__difficulty"],
+            "gold_answer": t["task__gold_answer"],
+            "grading_rule": t["task__grading_rule"],
+            "memory_items": t["task__memory_items"],
+        },
+        "device": {
+            "serial": t["device_serial"],
+            "model": t["device_model"],
+            "android_version": t["android_version"],
+            "width": t["screen_width"],
+            "height": t["screen_height"],
+            "density": t["density"],
+        },
+        "source": t["source"],
+        "status": t["status"],
+        "outcome": t["outcome"],
+        "recorded_by": t["recorder_name"] or None,
+        "recorded_at": _iso(t["recorded_at"]),
+        "metadata": t["metadata"],
+        "screens": [
+            {
+                "screenshot": _blob_file(s["screenshot_id"], s["screenshot__content_type"]),
+                "ui_xml": _blob_file(s["ui_xml_id"], s["ui_xml__content_type"])
+                if s["ui_xml_id"]
+                else None,
+                "width": s["width"],
+                "height": s["height"],
+                "package": s["package"],
+                "activity": s["activity"],
+                "captured_at": _iso(s.get("captured_at")),
+                "features": s.get("features", {}),
+                "visible_memory": s.get("visible_memory", []),
+            }
+            for s in screens
+        ],
+        "steps": [
+            {
+                "index": s["index"],
+                "screen": position[s["screen_id"]],
+                "action": {"type": s["action_type"], **s["action"]},
+                "target": s["target"],
+                "thought": s["thought"],
+                "summary": s["summary"],
+                "memory": s["memory"],
+                "trainable": s["trainable"],
+                "action_sent_at": _iso(s.get("action_sent_at")),
+                "settled_at": _iso(s.get("settled_at")),
+            }
+            for s in steps
+        ],
+        "final_screen": position.get(t["final_screen_id"]),
+        "subgoals": subgoals,
+        "memory_targets": memory_targets,
+        "anchors": [
+            {
+                "id": a["key"],
+                "step": a["step_index"],
+                "type": a["type"],
+                "content": a["content"],
+                "description": a["description"],
+                "evidence": a["evidence"],
+            }
+            for a in anchors
+        ],
+        "anchor_links": [
+            {
+                "source": link["source__key"],
+                "target": link["target__key"],
+                "relation": link["relation"],
+                "critical": link["critical"],
+            }
+            for link in links
+        ],
+    }
+
+
+def iter_records(
+    trajectories: QuerySet[Trajectory], *, lean: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The native records of the trajectories, ordered by uid, a chunk at a time.
+
+    Keyset paging on the uid keeps memory flat however many trajectories there are. ``lean``
+    leaves out capture times, perceptual features and visible memory (empty in the records).
+    """
+    base = trajectories.order_by("uid").values(*TRAJECTORY_FIELDS)
+    last = None
+    while True:
+        page = base.filter(uid__gt=last) if last is not None else base
+        rows = list(page[:CHUNK])
+        if not rows:
+            return
+        yield from _fetch_chunk(rows, lean)
+        last = rows[-1]["uid"]
+
+
+def _copy_blob(name: str, target: Path) -> None:
+    try:
+        source = default_storage.path(name)
+    except NotImplementedError:
+        with default_storage.open(name, "rb") as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out)
+    else:
+        shutil.copyfile(source, target)
+
+
+def _dump(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def export_waypoint(
+    trajectories: QuerySet[Trajectory],
+    dest: Path,
+    progress: Progress | None = None,
+    *,
+    filters: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the trajectories to the folder ``dest`` (which must not exist); return counts.
+
+    ``filters`` describe how the trajectories were chosen, for the manifest and the card.
+    """
+    dest = Path(dest)
+    if dest.exists():
+        raise InvalidData(f"{dest}: already exists; choose a new folder")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    total = trajectories.count()
+    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    try:
+        (work / "screens").mkdir()
+        (work / "xml").mkdir()
+        counts = {"trajectories": 0, "steps": 0, "screens": 0, "files": 0}
+        apps: Counter = Counter()
+        # File checksums go to a side file as they are produced, so memory stays flat.
+        sums_path = work / ".sums"
+        data_hash = hashlib.sha256()
+        with (
+            open(work / DATA_FILE, "w", encoding="utf-8") as data,
+            open(sums_path, "w", encoding="utf-8") as sums,
+        ):
+            for record in iter_records(trajectories):
+                line = _dump(record) + "\n"
+                data.write(line)
+                data_hash.update(line.encode("utf-8"))
+                for screen in record["screens"]:
+                    for name in (screen["screenshot"], screen["ui_xml"]):
+                        if name is None:
+                            continue
+                        target = work / name
+                        if not target.exists():
+                            sha, extension = name.rsplit("/", 1)[1].split(".")
+                            _copy_blob(blob_storage_name(sha, extension), target)
+                            sums.write(f"{sha} {name}\n")
+                            counts["files"] += 1
+                counts["trajectories"] += 1
+                counts["steps"] += len(record["steps"])
+                counts["screens"] += len(record["screens"])
+                for app in record["task"]["apps"] or ["(no app)"]:
+                    apps[app] += 1
+                if progress and (counts["trajectories"] % 20 == 0):
+                    progress(counts["trajectories"], total)
+            counts["files"] += 2  # the data file and the card
+            project = _project_of(trajectories)
+            card = _card(counts, apps, project, filters or {}).encode("utf-8")
+            (work / CARD).write_bytes(card)
+            sums.write(f"{hashlib.sha256(card).hexdigest()} {CARD}\n")
+        _write_manifest(work, counts, data_hash.hexdigest(), sums_path, project, filters or {})
+        sums_path.unlink()
+        os.replace(work, dest)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if progress:
+        progress(counts["trajectories"], total)
+    return counts
+
+
+def _project_of(trajectories: QuerySet[Trajectory]) -> str:
+    """The name of the project the trajectories come from ("" for none or several)."""
+    names = list(trajectories.order_by().values_list("project__name", flat=True).distinct()[:2])
+    return names[0] if len(names) == 1 else ""
+
+
+def exported_project(folder: Path) -> str:
+    """The name of the project an export came from, as its manifest says ("" if it does not)."""
+    project = read_manifest(folder).get("project")
+    if not isinstance(project, str):
+        return ""
+    check_no_nul(project, f"{MANIFEST}.project")  # copies record it in their metadata
+    return project
+
+
+def _card(counts: dict[str, int], apps: Counter, project: str, filters: dict[str, Any]) -> str:
+    from .dataset import describe_filter, markdown_table
+
+    table = markdown_table(["app", "trajectories"], sorted(apps.items()))
+    return f"""# Waypoint export: waypoint (native, lossless)
+
+{f"Project: {project}. " if project else ""}Trajectories: {counts["trajectories"]}, steps: \
+{counts["steps"]}, screens: {counts["screens"]}.
+
+- Selection: {describe_filter(filters)}.
+- `{DATA_FILE}`: one trajectory per line (task, device, screens, steps, subgoals, memory
+  targets, anchors and links); `screens/` and `xml/`: screenshots and UI dumps, each stored
+  once under its sha256.
+
+## Counts
+
+{table}
+
+## Loading
+
+Import it into Waypoint (`python manage.py import_trajectories --project ID <this folder>`, or
+the import page), or read it directly:
+
+```python
+from datasets import load_dataset
+ds = load_dataset("json", data_files="{DATA_FILE}")
+```
+
+`manifest.json` lists the sha256 of every file.
+"""
+
+
+def _write_manifest(
+    work: Path,
+    counts: dict[str, int],
+    data_sha: str,
+    sums_path: Path,
+    project: str,
+    filters: dict[str, Any],
+) -> None:
+    """Stream the manifest: the file list is copied line by line from the side file."""
+    from .dataset import waypoint_version
+
+    with open(work / MANIFEST, "w", encoding="utf-8") as out:
+        head: dict[str, Any] = {
+            "format": FORMAT,
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "waypoint_version": waypoint_version(),
+            "filter": filters,
+            "split": None,
+        }
+        if project:
+            head["project"] = project  # where an import as copies records they came from
+        out.write(json.dumps(head, indent=1)[:-2] + ",\n")
+        out.write(f' "counts": {json.dumps(counts, sort_keys=True)},\n')
+        out.write(' "files": {\n')
+        out.write(f'  "{DATA_FILE}": "{data_sha}"')
+        with open(sums_path, encoding="utf-8") as sums:
+            for entry in sums:
+                sha, name = entry.rstrip("\n").split(" ", 1)
+                out.write(f',\n  {json.dumps(name)}: "{sha}"')
+        out.write("\n }\n}\n")
+
+
+# ---------------------------------------------------------------- import
+
+
+class _Fields:
+    """Typed access to a JSON object, with errors naming the line and field."""
+
+    def __init__(self, obj: Any, where: str):
+        if not isinstance(obj, dict):
+            raise fail(where, f"must be an object, got {type(obj).__name__}")
+        self.obj = obj
+        self.where = where
+
+    def at(self, key: str) -> str:
+        return field_at(self.where, key)
+
+    def get(self, key: str, kind: type, default: Any = ...) -> Any:
+        if key not in self.obj or self.obj[key] is None:
+            if default is ...:
+                raise InvalidData(f"{self.at(key)}: is required")
+            return default
+        return check_kind(self.obj[key], kind, self.at(key))
+
+    def time(self, key: str) -> datetime | None:
+        value = self.get(key, str, None)
+        if value is None:
+            return None
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidData(f"{self.at(key)}: not an ISO 8601 time: {value!r}") from None
+        if parsed.tzinfo is None:
+            raise InvalidData(f"{self.at(key)}: time {value!r} has no time zone")
+        return parsed
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    raw = read_file(folder, MANIFEST, MANIFEST)
+    try:
+        manifest = loads(raw, MANIFEST)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidData(f"{MANIFEST}: invalid JSON ({exc})") from None
+    fields = _Fields(manifest, MANIFEST)
+    if fields.get("format", str) != FORMAT:
+        raise InvalidData(f"{MANIFEST}.format: expected {FORMAT!r}, got {manifest['format']!r}")
+    version = fields.get("schema_version", int)
+    if version != SCHEMA_VERSION:
+        raise InvalidData(
+            f"{MANIFEST}.schema_version: unknown schema version {version} "
+            f"(this Waypoint reads version {SCHEMA_VERSION})"
+        )
+    fields.get("files", dict)
+    return manifest
+
+
+def _read_screen(
+    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[str, Any]
+) -> ScreenRecord:
+    f = _Fields(obj, where)
+    shot_name = f.get("screenshot", str)
+    shot = _read_listed(folder, shot_name, f.at("screenshot"), files, checked)
+    info = checked.get(shot_name)
+    if info is None:
+        info = checked[shot_name] = check_image(shot, f"{f.at('screenshot')} ({shot_name})")
+    xml_name = f.get("ui_xml", str, None)
+    xml = None
+    if xml_name is not None:
+        # Stored clean: a control character an older Waypoint kept becomes "." (uiautomator's
+        # choice), so the screen imports and strict XML tools can read it again.
+        xml = clean_ui_xml(_read_listed(folder, xml_name, f.at("ui_xml"), files, checked))
+        if checked.get(xml_name) is None:
+            try:
+                parse_ui_xml(xml)
+            except UIXmlError as exc:
+                raise InvalidData(f"{f.at('ui_xml')} ({xml_name}): {exc}") from None
+            checked[xml_name] = True
+    width, height = f.get("width", int, info.width), f.get("height", int, info.height)
+    if (width, height) != (info.width, info.height):
+        raise InvalidData(
+            f"{where}: declared size {width}x{height} but {shot_name} is {info.width}x{info.height}"
+        )
+    return ScreenRecord(
+        screenshot=shot,
+        screenshot_type=info.content_type,
+        ui_xml=xml,
+        width=width,
+        height=height,
+        package=f.get("package", str, ""),
+        activity=f.get("activity", str, ""),
+        captured_at=f.time("captured_at"),
+        features=f.get("features", dict, {}),
+        visible_memory=f.get("visible_memory", list, []),
+    )
+
+
+def _read_listed(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[str, Any]
+) -> bytes:
+    """A file's bytes, its path and checksum verified the first time the import reads it."""
+    if name in checked:
+        return (folder / name).read_bytes()
+    expected = files.get(name)
+    if expected is None:
+        raise InvalidData(f"{where}: file {name!r} is not listed in {MANIFEST}")
+    data = read_file(folder, name, where)
+    if sha256_hex(data) != expected:
+        raise InvalidData(f"{where}: file {name!r} does not match its sha256 in {MANIFEST}")
+    checked[name] = None
+    return data
+
+
+def record_from_dict(
+    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[str, Any]
+) -> TrajectoryRecord:
+    """Parse one native line into a record; structural errors name the line and field."""
+    f = _Fields(obj, where)
+    schema = f.get("schema", str)
+    if schema != SCHEMA:
+        raise InvalidData(
+            f"{f.at('schema')}: unknown schema {schema!r} (this Waypoint reads {SCHEMA})"
+        )
+    t = _Fields(f.get("task", dict), f.at("task"))
+    task = TaskRecord(
+        uid=t.get("id", str),
+        goal=t.get("goal", str),
+        apps=t.get("apps", list, []),
+        intent=t.get("intent", str, ""),
+        difficulty=t.get("difficulty", str, ""),
+        gold_answer=t.get("gold_answer", str, ""),
+        grading_rule=t.get("grading_rule", str, "exact"),
+        memory_items=t.get("memory_items", list, []),
+    )
+    screens = [
+        _read_screen(folder, s, f"{f.at('screens')}[{i}]", files, checked)
+        for i, s in enumerate(f.get("screens", list))
+    ]
+    steps = []
+    for i, raw in enumerate(f.get("steps", list)):
+        s = _Fields(raw, f"{f.at('steps')}[{i}]")
+        steps.append(
+            StepRecord(
+                index=s.get("index", int),
+                screen=s.get("screen", int),
+                action=s.get("action", dict),
+                target=s.get("target", dict, None),
+                thought=s.get("thought", str, ""),
+                summary=s.get("summary", str, ""),
+                memory=s.get("memory", str, ""),
+                trainable=s.get("trainable", bool, True),
+                action_sent_at=s.time("action_sent_at"),
+                settled_at=s.time("settled_at"),
+            )
+        )
+    uid = f.get("id", str)
+    try:
+        uid = str(uuid.UUID(uid))
+    except ValueError:
+        raise InvalidData(f"{f.at('id')}: not a UUID: {uid!r}") from None
+    return TrajectoryRecord(
+        uid=uid,
+        task=task,
+        screens=screens,
+        steps=steps,
+        final_screen=f.get("final_screen", int, None),
+        device=f.get("device", dict, {}),
+        source=f.get("source", str, "imported"),
+        status=f.get("status", str, "annotating"),
+        outcome=f.get("outcome", str, "uncertain"),
+        recorded_by=f.get("recorded_by", str, None),
+        recorded_at=f.time("recorded_at"),
+        metadata=f.get("metadata", dict, {}),
+        subgoals=[
+            _Fields(g, f"{f.at('subgoals')}[{i}]").obj
+            for i, g in enumerate(f.get("subgoals", list, []))
+        ],
+        memory_targets=[
+            _Fields(m, f"{f.at('memory_targets')}[{i}]").obj
+            for i, m in enumerate(f.get("memory_targets", list, []))
+        ],
+        anchors=[
+            _Fields(a, f"{f.at('anchors')}[{i}]").obj
+            for i, a in enumerate(f.get("anchors", list, []))
+        ],
+        anchor_links=[
+            _Fields(x, f"{f.at('anchor_links')}[{i}]").obj
+            for i, x in enumerate(f.get("anchor_links", list, []))
+        ],
+    )
+
+
+def _data_file(folder: Path) -> Path:
+    path = folder / DATA_FILE
+    if not path.is_file():
+        raise InvalidData(f"{DATA_FILE}: file is missing")
+    return path
+
+
+def count_lines(folder: Path) -> int:
+    """The number of trajectories in a native export (its manifest is checked first)."""
+    read_manifest(folder)
+    with open(_data_file(folder), "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def read_waypoint(
+    folder: Path, checked: dict[str, Any] | None = None
+) -> Iterator[tuple[str, TrajectoryRecord]]:
+    """Yield (where, record) for every line of a native export folder.
+
+    ``checked`` remembers the files already verified (path, checksum, content), so a file
+    shared by many screens, or read again by a second pass, is verified once.
+    """
+    checked = {} if checked is None else checked
+    manifest = read_manifest(folder)
+    files = manifest["files"]
+    path = _data_file(folder)
+    expected = files.get(DATA_FILE)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    if expected != digest.hexdigest():
+        raise InvalidData(f"{DATA_FILE}: does not match its sha256 in {MANIFEST}")
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            where = f"{DATA_FILE} line {number}:"
+            try:
+                obj = loads(raw.rstrip(), where)
+            except json.JSONDecodeError as exc:
+                raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+            except UnicodeDecodeError as exc:
+                raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            yield where, record_from_dict(obj, where, folder, files, checked)

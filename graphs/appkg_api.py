@@ -1,0 +1,176 @@
+"""The REST API of app knowledge graphs: list and build per project, export, import."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import generics, parsers, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from trajectories.access import access_project
+from trajectories.api import Pagination, WaypointAPIView, _errors, check_serializer
+from trajectories.serializers import ErrorSerializer, FiltersField, absolute
+from trajectories.validation import InvalidData, InvalidRequest
+
+from .access import access_app_graph
+from .appkg_jobs import (
+    app_graph_document,
+    do_import_app_graph,
+    do_start_app_graph,
+)
+from .models import AppGraph, GraphStatus
+
+
+class AppGraphSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    job_url = serializers.SerializerMethodField(help_text="The build job; null for an import.")
+    export_url = serializers.SerializerMethodField(help_text="The graph as JSON; null until ready.")
+
+    class Meta:
+        model = AppGraph
+        fields = [
+            "id",
+            "project",
+            "app",
+            "version",
+            "params",
+            "inputs",
+            "status",
+            "message",
+            "node_count",
+            "edge_count",
+            "created_by",
+            "created_at",
+            "job_url",
+            "export_url",
+        ]
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_job_url(self, graph: AppGraph) -> str | None:
+        if graph.job_id is None:
+            return None
+        return absolute(self.context, reverse("api-job", args=[graph.job_id]))
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_export_url(self, graph: AppGraph) -> str | None:
+        if graph.status != GraphStatus.READY:
+            return None
+        return absolute(self.context, reverse("api-app-graph-export", args=[graph.pk]))
+
+
+class AppGraphBuildSerializer(serializers.Serializer):
+    app = serializers.CharField(max_length=255, help_text="The app's package name.")
+    params = serializers.DictField(
+        child=serializers.JSONField(allow_null=True),
+        required=False,
+        default=dict,
+        help_text="structure_threshold and look_threshold (0 to 1), use_activity (boolean).",
+    )
+    filters = FiltersField(
+        child=serializers.JSONField(allow_null=True),
+        required=False,
+        default=dict,
+        help_text="Which trajectories, as for exports (status, tasks, apps, ...).",
+    )
+
+
+class AppGraphImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="An app graph exported as JSON.")
+
+
+@extend_schema(tags=["graphs"])
+class ProjectAppGraphListView(WaypointAPIView, generics.ListAPIView):
+    """A project's app knowledge graphs (every version of every app); POST builds one."""
+
+    serializer_class = AppGraphSerializer
+    pagination_class = Pagination
+    parser_classes = [parsers.JSONParser]
+
+    def get_queryset(self) -> QuerySet[AppGraph]:
+        project = access_project(self.request.user, self.kwargs["project_id"])
+        return AppGraph.objects.filter(project=project).select_related("created_by")
+
+    @extend_schema(
+        summary="The project's app knowledge graphs, by app, newest version first",
+        responses={200: AppGraphSerializer(many=True), **_errors(401, 404)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Queue a build of an app's knowledge graph (UI-KOBE)",
+        description="A new version of the app's graph, built by a worker from the project's "
+        "trajectories that show the app; poll job_url for progress.",
+        request=AppGraphBuildSerializer,
+        responses={
+            202: AppGraphSerializer,
+            **_errors(400, 401, 404),
+            422: OpenApiResponse(
+                ErrorSerializer,
+                description="No trajectory shows the app, or a parameter is out of range.",
+            ),
+        },
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id)
+        data = check_serializer(AppGraphBuildSerializer(data=request.data))
+        graph = do_start_app_graph(
+            project, data["app"], request.user, data["params"], data["filters"]
+        )
+        body = AppGraphSerializer(graph, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["graphs"])
+class AppGraphImportView(WaypointAPIView):
+    parser_classes = [parsers.MultiPartParser, parsers.FormParser]
+
+    @extend_schema(
+        summary="Import an exported app knowledge graph as a new version of its app's graph",
+        request={"multipart/form-data": AppGraphImportSerializer},
+        responses={
+            201: AppGraphSerializer,
+            **_errors(400, 401, 404),
+            422: OpenApiResponse(
+                ErrorSerializer, description="Not an app graph export; the message names the place."
+            ),
+        },
+    )
+    def post(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id)
+        if "file" not in request.FILES:
+            raise InvalidRequest("file: no file was uploaded (send it as multipart/form-data)")
+        data = check_serializer(AppGraphImportSerializer(data=request.data))
+        graph = do_import_app_graph(project, data["file"].read(), request.user)
+        body = AppGraphSerializer(graph, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["graphs"])
+class AppGraphExportView(WaypointAPIView):
+    @extend_schema(
+        summary="An app knowledge graph as JSON (nodes, edges, member screens, parameters)",
+        responses={
+            (200, "application/json"): OpenApiResponse(
+                OpenApiTypes.OBJECT, description="The graph; importable again."
+            ),
+            **_errors(401, 404),
+            422: OpenApiResponse(ErrorSerializer, description="The graph is not built yet."),
+        },
+    )
+    def get(self, request: Request, graph_id: int) -> HttpResponse:
+        graph = access_app_graph(request.user, graph_id)
+        if graph.status != GraphStatus.READY:
+            raise InvalidData(
+                f"app graph {graph.pk} is {graph.status}: it can be exported when ready"
+            )
+        response = HttpResponse(app_graph_document(graph), content_type="application/json")
+        name = f"app-graph-{graph.app}-v{graph.version}.json"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
