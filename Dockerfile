@@ -12,7 +12,7 @@ WORKDIR /app
 
 # Dependencies first, so a code change does not reinstall them.
 COPY pyproject.toml README.md ./
-RUN mkdir -p config frontend annotate devices trajectories fixtures \
+RUN mkdir -p config core trajectories graphs formats evaluation frontend annotate devices fixtures \
     && pip install . \
     && pip uninstall -y waypoint
 

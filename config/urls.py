@@ -11,11 +11,16 @@ urlpatterns = [
     path("api/v1/", include("trajectories.api_urls")),
     path("api/v1/", include("annotate.api_urls")),
     path("api/v1/", include("devices.api_urls")),
+    path("api/v1/", include("formats.api_urls")),
     path("api/v1/", include("graphs.api_urls")),
+    path("api/v1/", include("evaluation.api_urls")),
     # Everything under /api/ answers JSON: a path that names no endpoint is a JSON 404.
     re_path(r"^api/", errors.api_not_found, name="api-not-found"),
     path("", include("frontend.urls")),
     path("", include("trajectories.urls")),
+    path("", include("formats.urls")),
+    path("", include("graphs.urls")),
+    path("", include("evaluation.urls")),
     path("", include("annotate.urls")),
     path("", include("devices.urls")),
 ]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api
+from . import api, appkg_api
 
 urlpatterns = [
     path(
@@ -21,5 +21,20 @@ urlpatterns = [
         "graphs/<int:graph_id>/retrieve",
         api.GraphRetrieveView.as_view(),
         name="api-graph-retrieve",
+    ),
+    path(
+        "projects/<int:project_id>/app-graphs/",
+        appkg_api.ProjectAppGraphListView.as_view(),
+        name="api-project-app-graphs",
+    ),
+    path(
+        "projects/<int:project_id>/app-graphs/import",
+        appkg_api.AppGraphImportView.as_view(),
+        name="api-project-app-graphs-import",
+    ),
+    path(
+        "app-graphs/<int:graph_id>/export",
+        appkg_api.AppGraphExportView.as_view(),
+        name="api-app-graph-export",
     ),
 ]

@@ -19,7 +19,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, generics, parsers, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.pagination import PageNumberPagination
@@ -42,8 +42,6 @@ from .access import (
 )
 from .jobs import (
     do_retry_job,
-    do_start_export,
-    do_start_import,
     download_name,
     with_true_status,
 )
@@ -72,8 +70,6 @@ from .selectors import (
 )
 from .serializers import (
     ErrorSerializer,
-    ExportRequestSerializer,
-    ImportRequestSerializer,
     JobSerializer,
     MemberCreateSerializer,
     MemberRoleSerializer,
@@ -617,55 +613,6 @@ class StepDetailView(WaypointAPIView, generics.RetrieveAPIView):
 
 def job_response(job: Job, request: Request, code: int = status.HTTP_200_OK) -> Response:
     return Response(JobSerializer(job, context={"request": request}).data, status=code)
-
-
-@extend_schema(tags=["jobs"])
-class ImportView(WaypointAPIView):
-    """Queue an import job for an uploaded archive."""
-
-    parser_classes = [parsers.MultiPartParser, parsers.FormParser]
-
-    @extend_schema(
-        summary="Upload a .zip or .tar and queue its import",
-        description="The job is run by a worker; poll the job's URL for its progress.",
-        request={"multipart/form-data": ImportRequestSerializer},
-        responses={202: JobSerializer, **_errors(400, 401, 404)},
-    )
-    def post(self, request: Request, project_id: int) -> Response:
-        project = access_project(request.user, project_id)
-        if "file" not in request.FILES:
-            raise InvalidRequest("file: no file was uploaded (send it as multipart/form-data)")
-        data = check_serializer(ImportRequestSerializer(data=request.data))
-        job = do_start_import(
-            project, data["file"], data["format"], request.user, as_copies=data["as_copies"]
-        )
-        return job_response(job, request, status.HTTP_202_ACCEPTED)
-
-
-@extend_schema(tags=["jobs"])
-class ExportView(WaypointAPIView):
-    """Queue an export job for the project's trajectories."""
-
-    parser_classes = [parsers.JSONParser]
-
-    @extend_schema(
-        summary="Queue an export of the project's trajectories",
-        description="The job is run by a worker; when it has succeeded, fetch its download_url.",
-        request=ExportRequestSerializer,
-        responses={202: JobSerializer, **_errors(400, 401, 404)},
-    )
-    def post(self, request: Request, project_id: int) -> Response:
-        project = access_project(request.user, project_id)
-        data = check_serializer(ExportRequestSerializer(data=request.data))
-        job = do_start_export(
-            project,
-            data["format"],
-            request.user,
-            data["filters"],
-            options=data["options"],
-            split=data["split"],
-        )
-        return job_response(job, request, status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(tags=["jobs"])

@@ -2,9 +2,6 @@
 
 from django.urls import path
 
-from evaluation.api import EvaluationView
-from graphs import appkg_api
-
 from . import api
 
 urlpatterns = [
@@ -32,33 +29,7 @@ urlpatterns = [
         name="api-project-trajectories",
     ),
     path(
-        "projects/<int:project_id>/imports/", api.ImportView.as_view(), name="api-project-imports"
-    ),
-    path(
-        "projects/<int:project_id>/exports/", api.ExportView.as_view(), name="api-project-exports"
-    ),
-    path(
         "projects/<int:project_id>/jobs/", api.ProjectJobListView.as_view(), name="api-project-jobs"
-    ),
-    path(
-        "projects/<int:project_id>/evaluations/",
-        EvaluationView.as_view(),
-        name="api-project-evaluations",
-    ),
-    path(
-        "projects/<int:project_id>/app-graphs/",
-        appkg_api.ProjectAppGraphListView.as_view(),
-        name="api-project-app-graphs",
-    ),
-    path(
-        "projects/<int:project_id>/app-graphs/import",
-        appkg_api.AppGraphImportView.as_view(),
-        name="api-project-app-graphs-import",
-    ),
-    path(
-        "app-graphs/<int:graph_id>/export",
-        appkg_api.AppGraphExportView.as_view(),
-        name="api-app-graph-export",
     ),
     path("tasks/<int:task_id>/", api.TaskDetailView.as_view(), name="api-task"),
     path(

@@ -19,9 +19,6 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.settings import api_settings
 
-from formats.catalogue import EXPORTERS, IMPORTERS
-from formats.detect import AUTO
-
 from .models import (
     ActionType,
     Anchor,
@@ -456,32 +453,6 @@ class JobSerializer(serializers.ModelSerializer):
         return absolute(self.context, reverse("api-job-download", args=[job.pk]))
 
 
-def format_field(kind: str, known: list[str], default: str, help_text: str) -> serializers.Field:
-    """A format name: an enum in the schema, refused with the list of known ones."""
-    message = f"unknown {kind} format '{{input}}' (known: {', '.join(known)})"
-    return serializers.ChoiceField(
-        choices=known,
-        default=default,
-        help_text=help_text,
-        error_messages={"invalid_choice": message},
-    )
-
-
-class ImportRequestSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="A .zip or .tar of the format's folder layout.")
-    format = format_field(
-        "import",
-        [AUTO, *sorted(IMPORTERS)],
-        AUTO,
-        "An import format, or auto to tell it from the archive.",
-    )
-    as_copies = serializers.BooleanField(
-        default=False,
-        help_text="Give every trajectory a new id and record its origin in "
-        "metadata.copied_from (to import an export of another project on this instance).",
-    )
-
-
 UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 UUID_LIST = f"^({UUID}(,{UUID})*)?$"
 NAME = {"type": "string", "pattern": "^[^\\x00]*$"}
@@ -515,31 +486,6 @@ def _filters_schema() -> dict[str, Any]:
 @extend_schema_field(_filters_schema())
 class FiltersField(serializers.DictField):
     """Which trajectories an export takes (checked by ``selectors.check_trajectory_filters``)."""
-
-
-class ExportRequestSerializer(serializers.Serializer):
-    format = format_field("export", sorted(EXPORTERS), "waypoint", "An export format.")
-    filters = FiltersField(
-        child=serializers.JSONField(allow_null=True),
-        required=False,
-        default=dict,
-        help_text="Which trajectories: any of status, outcome, source, task (a task uid), "
-        "tasks, apps and trajectories (lists), recorded_from and recorded_to (YYYY-MM-DD), "
-        "annotator (a user name).",
-    )
-    options = serializers.DictField(
-        child=serializers.JSONField(allow_null=True),
-        required=False,
-        default=dict,
-        help_text="Per format; stamp-sft: k, max_side, memory_ratio, thought, trainable_only.",
-    )
-    split = serializers.DictField(
-        child=serializers.JSONField(allow_null=True),
-        required=False,
-        default=dict,
-        help_text='For the dataset formats: {"ratios": {"train": 0.9, "test": 0.1}, '
-        '"by": "trajectory" | "task" | "app", "seed": 0}.',
-    )
 
 
 @extend_schema_serializer(component_name="AuthToken")

@@ -1,8 +1,5 @@
 from django.urls import path
 
-from evaluation.views import project_evaluate
-from graphs import views as graph_views
-
 from . import views
 
 urlpatterns = [
@@ -16,9 +13,6 @@ urlpatterns = [
         views.task_suggestions,
         name="task-suggestions",
     ),
-    path("projects/<int:project_id>/import/", views.project_import, name="project-import"),
-    path("projects/<int:project_id>/export/", views.project_export, name="project-export"),
-    path("projects/<int:project_id>/evaluate/", project_evaluate, name="project-evaluate"),
     path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
     path(
         "projects/<int:project_id>/members/<int:user_id>/role/",
@@ -29,34 +23,6 @@ urlpatterns = [
         "projects/<int:project_id>/members/<int:user_id>/remove/",
         views.project_member_remove,
         name="project-member-remove",
-    ),
-    path("projects/<int:project_id>/graphs/", graph_views.project_graphs, name="project-graphs"),
-    path("graphs/<int:graph_id>/", graph_views.memory_graph_view, name="memory-graph-view"),
-    path(
-        "graphs/<int:graph_id>/nodes/<str:node_id>/",
-        graph_views.memory_graph_node,
-        name="memory-graph-node",
-    ),
-    path(
-        "graphs/<int:graph_id>/edges/<str:edge_id>/",
-        graph_views.memory_graph_edge,
-        name="memory-graph-edge",
-    ),
-    path(
-        "graphs/<int:graph_id>/retrieve/",
-        graph_views.memory_graph_retrieve,
-        name="memory-graph-retrieve",
-    ),
-    path("app-graphs/<int:graph_id>/", graph_views.app_graph_view, name="app-graph-view"),
-    path(
-        "app-graphs/<int:graph_id>/nodes/<str:node_id>/",
-        graph_views.app_graph_node,
-        name="app-graph-node",
-    ),
-    path(
-        "app-graphs/<int:graph_id>/edges/<str:edge_id>/",
-        graph_views.app_graph_edge,
-        name="app-graph-edge",
     ),
     path("trajectories/<int:trajectory_id>/", views.trajectory_detail, name="trajectory-detail"),
     path(

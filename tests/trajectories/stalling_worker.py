@@ -20,8 +20,7 @@ django.setup()
 
 from celery.bin.celery import main  # noqa: E402
 
-from formats import catalogue  # noqa: E402
-from trajectories import jobs  # noqa: E402
+from formats import catalogue, jobs  # noqa: E402
 
 
 def then_stall(real, done: str):

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from trajectories.jobs import export_scope
+from formats.jobs import export_scope
 from trajectories.models import Job
 from trajectories.services import do_import_trajectory
 

@@ -10,9 +10,9 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 
 from formats.catalogue import export_trajectories
+from formats.jobs import zip_folder
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
-from trajectories.jobs import zip_folder
 from trajectories.models import Job, JobKind, JobStatus, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 

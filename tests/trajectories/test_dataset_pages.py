@@ -8,7 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from trajectories.jobs import do_start_export, run_job
+from formats.jobs import do_start_export
+from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 

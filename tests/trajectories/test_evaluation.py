@@ -278,7 +278,8 @@ def test_members_score_predictions_through_the_api(
     from django.core.files.uploadedfile import SimpleUploadedFile
     from rest_framework.test import APIClient
 
-    from trajectories.jobs import do_start_export, run_job
+    from formats.jobs import do_start_export
+    from trajectories.jobs import run_job
 
     do_import_trajectory(project, make_record(steps=2, seed=3))
     with django_capture_on_commit_callbacks(execute=False):

@@ -6,9 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from formats.jobs import do_start_export
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
-from trajectories.jobs import do_start_export, run_job
+from trajectories.jobs import run_job
 from trajectories.models import Job, Task
 from trajectories.services import do_create_project, do_import_trajectory
 from trajectories.views import distinct_labels

@@ -11,8 +11,9 @@ import pytest
 from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
+from formats.jobs import do_start_export
 from trajectories import events
-from trajectories.jobs import do_start_export, export_name, run_job
+from trajectories.jobs import export_name, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import do_import_trajectory, record_event

@@ -15,7 +15,8 @@ from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from trajectories.jobs import do_start_export, export_name, run_job
+from formats.jobs import do_start_export
+from trajectories.jobs import export_name, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 

@@ -13,7 +13,8 @@ from django.core.management import CommandError, call_command
 
 from formats.archive import UnpackBudget, human_size
 from formats.catalogue import export_trajectories, import_trajectories
-from trajectories.jobs import do_start_import, run_job
+from formats.jobs import do_start_import
+from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData

@@ -9,7 +9,8 @@ from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 
 from formats.catalogue import export_trajectories, import_trajectories
-from trajectories.jobs import do_start_import, run_job
+from formats.jobs import do_start_import
+from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory, do_set_membership
 from trajectories.validation import InvalidData

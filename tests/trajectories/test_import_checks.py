@@ -147,7 +147,8 @@ def test_it_refuses_an_integer_of_5000_digits(project, fresh):
 def test_the_job_names_the_json_error_instead_of_an_internal_error(project, fresh, alice):
     from django.core.files.base import ContentFile
 
-    from trajectories.jobs import do_start_import, run_job
+    from formats.jobs import do_start_import
+    from trajectories.jobs import run_job
     from trajectories.models import Job
 
     rewrite(fresh, lambda lines: lines.__setitem__(0, "[" * 100_000))
@@ -244,14 +245,15 @@ def test_an_error_no_check_names_reaches_the_job_page_without_paths(
     """A fault nobody foresaw (a full disk) fails the job by kind; the path stays in the log."""
     from django.core.files.base import ContentFile
 
-    from trajectories.jobs import do_start_import, job_tmp_dir, run_job
+    from formats.jobs import do_start_import
+    from trajectories.jobs import job_tmp_dir, run_job
     from trajectories.models import Job
 
     def disk_full(project, source, *args, workdir, **kwargs):
         raise OSError(28, "No space left on device", str(workdir / "waypoint-import-x/a.png"))
 
     monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)
-    monkeypatch.setattr("trajectories.jobs.import_trajectories", disk_full)
+    monkeypatch.setattr("formats.jobs.import_trajectories", disk_full)
     upload = ContentFile(b"PK\x05\x06" + b"\0" * 18, name="export.zip")
     job = do_start_import(project, upload, "waypoint", alice)
     run_job(job.pk)

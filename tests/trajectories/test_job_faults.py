@@ -18,7 +18,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from trajectories.jobs import do_start_import, job_tmp_dir, reap_stale_jobs, run_job
+from formats.jobs import do_start_import
+from trajectories.jobs import job_tmp_dir, reap_stale_jobs, run_job
 from trajectories.models import AuditEvent, Job, JobKind, JobStatus
 from trajectories.services import do_import_trajectory
 from trajectories.tasks import run_job_task

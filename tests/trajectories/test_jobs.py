@@ -10,7 +10,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from trajectories.jobs import do_start_export, do_start_import, export_name, run_job
+from formats.jobs import do_start_export, do_start_import
+from trajectories.jobs import export_name, run_job
 from trajectories.models import AuditEvent, Job, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData

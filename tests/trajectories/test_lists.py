@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from fixtures.generate import generate_record
+from formats.jobs import do_start_export, export_scope
 from tests.trajectories.builders import make_record
 from tests.trajectories.test_api import API, as_user
-from trajectories.jobs import do_start_export, export_scope
 from trajectories.models import Step, Trajectory
 from trajectories.selectors import project_list, trajectory_list
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership

@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from fixtures.generate import generate_record
+from formats.jobs import do_start_export, export_scope
 from tests.trajectories.builders import make_record
 from tests.trajectories.test_api import API, as_user
-from trajectories.jobs import do_start_export, export_scope
 from trajectories.models import Trajectory
 from trajectories.selectors import trajectory_list
 from trajectories.services import do_import_trajectory

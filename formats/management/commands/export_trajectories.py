@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from formats.catalogue import EXPORTERS, check_export_request, export_trajectories
-from trajectories.jobs import zip_folder
+from formats.jobs import zip_folder
 from trajectories.models import Project
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.validation import InvalidData
