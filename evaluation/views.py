@@ -78,4 +78,4 @@ def project_evaluate(request: HttpRequest, project_id: int) -> HttpResponse:
             ("By length (steps)", _bars(result["by_length"])),
             ("By app", _bars(result["by_app"])),
         ]
-    return render(request, "trajectories/evaluate.html", context)
+    return render(request, "evaluation/evaluate.html", context)

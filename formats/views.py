@@ -165,7 +165,7 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("job-detail", job.pk)
-    return render(request, "trajectories/import.html", {"project": project, "form": form})
+    return render(request, "formats/import.html", {"project": project, "form": form})
 
 
 @login_required
@@ -187,4 +187,4 @@ def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("job-detail", job.pk)
-    return render(request, "trajectories/export.html", {"project": project, "form": form})
+    return render(request, "formats/export.html", {"project": project, "form": form})
