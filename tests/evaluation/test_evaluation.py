@@ -10,11 +10,10 @@ from django.core.management import CommandError, call_command
 
 from evaluation.scoring import evaluate_files
 from formats.catalogue import export_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
-
-from .builders import make_record
 
 TASKS = [
     {

@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 
 from formats.catalogue import export_trajectories
+from tests.trajectories.builders import make_record, png
 from trajectories.models import Trajectory
 from trajectories.records import StepRecord
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
-
-from .builders import make_record, png
 
 pytestmark = pytest.mark.django_db
 

@@ -16,11 +16,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from formats.jobs import do_start_export
+from tests.trajectories.builders import make_record, png
 from trajectories.jobs import export_name, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
-
-from .builders import make_record, png
 
 pytestmark = pytest.mark.django_db
 

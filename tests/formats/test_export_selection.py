@@ -12,14 +12,13 @@ from django.core.files.storage import default_storage
 from rest_framework.test import APIClient
 
 from formats.jobs import do_start_export
+from tests.trajectories.builders import make_record
 from trajectories import events
 from trajectories.jobs import export_name, run_job
 from trajectories.models import Job, Trajectory
 from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import do_import_trajectory, record_event
 from trajectories.validation import InvalidData
-
-from .builders import make_record
 
 pytestmark = pytest.mark.django_db
 

@@ -19,13 +19,13 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from formats.jobs import do_start_import
+from tests.trajectories.builders import make_record
 from trajectories.jobs import job_tmp_dir, reap_stale_jobs, run_job
 from trajectories.models import AuditEvent, Job, JobKind, JobStatus
 from trajectories.services import do_import_trajectory
 from trajectories.tasks import run_job_task
 
 from ..conftest import REPO, start_worker, stop_worker, wait_for_job
-from .builders import make_record
 
 STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker.py"))]
 # A live job beats every second; silent for 8 s, its worker is gone. (3 s was too tight for a

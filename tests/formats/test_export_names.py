@@ -9,12 +9,11 @@ from django.utils import timezone
 from formats.jobs import do_start_export
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
+from tests.trajectories.builders import make_record
 from trajectories.jobs import run_job
 from trajectories.models import Job, Task
 from trajectories.services import do_create_project, do_import_trajectory
 from trajectories.views import distinct_labels
-
-from .builders import make_record
 
 HEAD = "In ShopMate, compare the prices of the Acme Smart Watch, the Nimbus Smart Watch and the "
 GOALS = [HEAD + f"{brand} Smart Watch; write them down." for brand in ("Orbit", "Vertex")]

@@ -13,11 +13,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from formats.catalogue import export_trajectories, import_trajectories
+from tests.trajectories.builders import make_record, png
 from trajectories.models import Anchor, AnchorLink, Blob, Screen, Step, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
-
-from .builders import make_record, png
 
 pytestmark = pytest.mark.django_db
 

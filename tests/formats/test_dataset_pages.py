@@ -9,11 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from formats.jobs import do_start_export
+from tests.trajectories.builders import make_record
 from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
-
-from .builders import make_record
 
 pytestmark = pytest.mark.django_db
 

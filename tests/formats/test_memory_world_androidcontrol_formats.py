@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from formats.catalogue import export_trajectories
+from tests.trajectories.builders import XML, make_record, png
 from trajectories.models import Trajectory
 from trajectories.records import StepRecord
 from trajectories.services import do_import_trajectory
-
-from .builders import XML, make_record, png
 
 pytestmark = pytest.mark.django_db
 

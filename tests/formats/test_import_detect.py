@@ -15,10 +15,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from formats.catalogue import export_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 
-from .builders import make_record
 from .test_droidbot import DROIDBOT
 
 pytestmark = pytest.mark.django_db

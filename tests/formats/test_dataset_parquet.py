@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from formats.catalogue import export_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
-
-from .builders import make_record
 
 pytestmark = pytest.mark.django_db
 

@@ -12,11 +12,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from formats.catalogue import ImportStopped, export_trajectories, import_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.models import Anchor, Blob, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 from trajectories.validation import InvalidData
 
-from .builders import make_record
 from .test_native_format import rewrite
 
 pytestmark = pytest.mark.django_db

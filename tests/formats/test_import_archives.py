@@ -14,13 +14,12 @@ from django.core.management import CommandError, call_command
 from formats.archive import UnpackBudget, human_size
 from formats.catalogue import export_trajectories, import_trajectories
 from formats.jobs import do_start_import
+from tests.trajectories.builders import make_record
+from tests.trajectories.test_api import API, as_user
 from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
-
-from .builders import make_record
-from .test_api import API, as_user
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,11 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from formats.catalogue import export_trajectories, import_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.jobs import run_job
 from trajectories.models import AnchorLink, Job, MemoryTarget, Screen, Step, Subgoal, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
 
-from .builders import make_record
 from .test_native_format import files_of
 
 pytestmark = pytest.mark.django_db

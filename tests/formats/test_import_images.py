@@ -14,10 +14,10 @@ from django.core.management import CommandError, call_command
 from PIL import Image, ImageDraw
 
 from formats.catalogue import export_trajectories, import_trajectories
+from tests.trajectories.builders import make_record
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 
-from .builders import make_record
 from .test_native_format import _first_screenshot, _replace_file, assert_refused
 
 pytestmark = pytest.mark.django_db

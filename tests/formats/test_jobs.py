@@ -11,13 +11,13 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from formats.jobs import do_start_export, do_start_import
+from tests.trajectories.builders import make_record
 from trajectories.jobs import export_name, run_job
 from trajectories.models import AuditEvent, Job, Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
 from ..conftest import wait_for_job
-from .builders import make_record
 
 worker = pytest.mark.usefixtures("celery_worker")
 

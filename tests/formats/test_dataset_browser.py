@@ -13,10 +13,9 @@ from formats.catalogue import export_trajectories
 from formats.jobs import zip_folder
 from tests.annotate.test_workspace_browser import page_as
 from tests.conftest import shot
+from tests.trajectories.builders import make_record
 from trajectories.models import Job, JobKind, JobStatus, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory
-
-from .builders import make_record
 
 
 @pytest.mark.django_db(transaction=True)

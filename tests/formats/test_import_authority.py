@@ -10,12 +10,12 @@ from django.core.management import CommandError, call_command
 
 from formats.catalogue import export_trajectories, import_trajectories
 from formats.jobs import do_start_import
+from tests.trajectories.builders import make_record
 from trajectories.jobs import run_job
 from trajectories.models import Job, Trajectory
 from trajectories.services import do_import_trajectory, do_set_membership
 from trajectories.validation import InvalidData
 
-from .builders import make_record
 from .test_import_as_copies import zip_of
 
 pytestmark = pytest.mark.django_db
