@@ -2,7 +2,7 @@
 
 An export stalls once its files are written; an import once it has written its first trajectory.
 
-``python tests/trajectories/stalling_worker.py -A config worker ...``: the fault tests start it,
+``python tests/formats/stalling_worker.py -A config worker ...``: the fault tests start it,
 wait until a job has written its files, and SIGKILL it, as a crash or an OOM kill would.
 """
 
