@@ -17,7 +17,10 @@ named ``1``, say), every anchor id of that record is written as ``anchor:<id>``.
 
 The scorer finds the final completion step by an anchor whose content contains "finish" (in
 any case); a Waypoint ``finish`` anchor whose content does not say so gets ``finish: `` put in
-front. ``key`` and ``enter`` steps have no AndroTMem type: they keep their Waypoint name, and
+front. When the scorer's final step (the last with a finish anchor or a ``finish`` action:
+a recording's ``terminate`` step) comes after the last finish anchor, it gets a critical
+``prerequisite`` link from that anchor, so TCR follows the chain the annotator drew. ``key``
+and ``enter`` steps have no AndroTMem type: they keep their Waypoint name, and
 the scorer (like Waypoint's evaluator) never credits them; the dataset card counts them.
 """
 
@@ -98,6 +101,42 @@ def _finish_content(anchor: dict[str, Any]) -> str:
     return content
 
 
+def _link_final_step_to_finish_anchor(
+    steps: list[dict[str, Any]], anchors: list[dict[str, Any]], anchor_id: Callable[[str], str]
+) -> None:
+    """Make the scorer's final step lead to the chain the annotator drew.
+
+    The scorer takes the last step with a finish anchor or a ``finish`` action as the final
+    one; a recording ends with its ``terminate`` step (a ``finish`` action), which comes after
+    the step where the annotator put the finish anchor. That step gets a critical
+    ``prerequisite`` link from the last finish anchor, so the closure runs through it and its
+    critical links, not through the terminate step alone.
+    """
+    finish = [a for a in anchors if a["type"] == "finish"]
+    if not finish or not steps:
+        return
+    last = max(finish, key=lambda a: a["step"])
+    final = next(
+        (
+            s
+            for s in reversed(steps)
+            if s["actionForm"]["action"] == "finish"
+            or any("finish" in a["content"].lower() for a in s["extra_info"]["status"])
+        ),
+        steps[-1],
+    )
+    if final["step_index"] <= last["step"]:
+        return
+    final["extra_info"]["links"].append(
+        {
+            "source": anchor_id(last["id"]),
+            "target": final["step_id"],
+            "type": "prerequisite",
+            "is_critical": True,
+        }
+    )
+
+
 def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
     """parquet, and memory_graph: a graph version whose memory block each step gets."""
     options = dict(options or {})
@@ -174,6 +213,7 @@ def task_record(
                 },
             }
         )
+    _link_final_step_to_finish_anchor(steps, record["anchors"], anchor_id)
     task = record["task"]
     out = {
         "task_id": task_id,

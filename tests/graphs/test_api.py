@@ -13,6 +13,7 @@ from fixtures.generate import DEFAULT_SIZE, render, shop_product
 from graphs.models import MemoryGraph
 from tests.graphs.conftest import build_now
 from trajectories.jobs import run_job
+from trajectories.models import Trajectory
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,7 @@ def test_bad_build_requests_are_refused_with_the_reason(client, project, alice, 
     answer = client.post(url, {"params": {"tau": 2}}, content_type="application/json")
     assert answer.status_code == 400
     assert answer.json() == {"detail": "params.tau: Ensure this value is less than or equal to 1."}
+    Trajectory.objects.filter(project=project).update(status="annotating")  # none approved
     answer = client.post(url, {"approved_only": True}, content_type="application/json")
     assert answer.status_code == 422
     assert answer.json()["detail"] == (

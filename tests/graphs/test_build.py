@@ -15,7 +15,7 @@ from graphs.index import load_graph
 from graphs.models import ScreenEmbedding
 from graphs.services import do_build_memory_graph
 from tests.graphs.conftest import build_now, import_generated, purity_and_completeness
-from trajectories.models import Subgoal
+from trajectories.models import Subgoal, Trajectory
 from trajectories.validation import InvalidData, InvalidRequest
 
 
@@ -149,6 +149,7 @@ def test_bad_parameters_and_empty_inputs_get_clear_errors(project, alice, genera
     for params, error, message in cases:
         with pytest.raises(error, match=message.replace("(", r"\(")):
             do_build_memory_graph(project, alice, params)
+    Trajectory.objects.filter(project=project).update(status="annotating")  # none approved
     with pytest.raises(
         InvalidData,
         match=r"the project has no labelled trajectories \(with subgoals\) "
