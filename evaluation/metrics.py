@@ -62,7 +62,7 @@ def inside_enlarged_bbox(x: Any, y: Any, bbox: Any) -> bool:
     try:
         px, py = float(x), float(y)
         x_min, y_min, x_max, y_max = (float(v) for v in bbox[:4])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 10**400 is no point on a screen
         return False
     dx, dy = EXPANSION * abs(x_max - x_min), EXPANSION * abs(y_max - y_min)
     return x_min - dx <= px <= x_max + dx and y_min - dy <= py <= y_max + dy

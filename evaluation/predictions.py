@@ -58,7 +58,7 @@ def _scale(point: Any, width: int, height: int) -> tuple[float, float]:
         if not isinstance(point, list | tuple) or len(point) < 2:
             raise TypeError
         x, y = float(point[0]), float(point[1])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError("coordinate must be [x, y] numbers") from None
     return x * width / 1000, y * height / 1000
 
