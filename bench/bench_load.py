@@ -1004,13 +1004,14 @@ def report(title: str, runs: list[Run], costs: dict, target=None) -> bool:
             met = p95 <= limit and tally.errors == 0 and bool(tally.latencies)
             ok = ok and met
             queries, size = costs.get(name, ("-", None))
+            verdict = "ok" if met else "MISSED" if tally.latencies else "MISSED (no requests)"
             print(
                 f"| {name} | {len(tally.latencies)} | {len(tally.latencies) / run.elapsed:.1f} "
                 f"| {tally.errors} | {tally.conflicts} "
                 f"| {percentile(tally.latencies, 50):.0f} | {p95:.0f} "
                 f"| {percentile(tally.latencies, 99):.0f} | {queries} "
                 f"| {'-' if size is None else f'{size / 1024:.1f}'} "
-                f"| p95 <= {limit} {'ok' if met else 'MISSED'} |"
+                f"| p95 <= {limit} {verdict} |"
             )
             if tally.errors:
                 print(f"  answers: {tally.statuses}")
