@@ -19,6 +19,7 @@ that there are about that many memory samples per other sample (STAMP's 1:1 and 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,22 @@ USER_PROMPT = (
 )
 IMAGE = "<image>"
 DEFAULT_K = 5
+# The media placeholders ms-swift and LLaMA-Factory count in a sample's text: one written by a
+# person (a goal that says "<image>", a typed "<video>") would claim an image the sample does
+# not have, and they refuse such a sample.
+PLACEHOLDER = re.compile(r"<(image|video|audio)>")
+
+
+def _text(value: str) -> str:
+    """Text of a sample with a literal placeholder broken by a zero-width space."""
+    return PLACEHOLDER.sub("<\u200b\\1>", value)
+
+
+def _call_json(call: dict[str, Any]) -> str:
+    """The tool call's JSON; a literal placeholder in a string is written with ``\\u003c``,
+    so the call still decodes to exactly the text that was typed."""
+    return PLACEHOLDER.sub(r"\\u003c\1>", json.dumps(call, ensure_ascii=False))
+
 
 SYSTEM_BUTTONS = {"back": "Back", "home": "Home", "enter": "Enter"}
 
@@ -98,13 +115,19 @@ def mobile_use_arguments(action: dict[str, Any], width: int, height: int) -> dic
     raise InvalidData(f"action: {kind!r} has no mobile_use equivalent")
 
 
-def describe_action(action: dict[str, Any]) -> str:
-    """A short description for a step that has no summary."""
+def describe_action(action: dict[str, Any], width: int, height: int) -> str:
+    """A short description for a step that has no summary, its points on the 0-1000 screen
+    its tool call uses."""
     kind = action["type"]
     if kind in ("click", "long_press"):
-        return f"{kind.replace('_', ' ')} at ({action['x']}, {action['y']})"
+        x, y = _point(action["x"], action["y"], width, height)
+        return f"{kind.replace('_', ' ')} at ({x}, {y})"
     if kind == "swipe":
-        return f"swipe from ({action['x']}, {action['y']}) to ({action['x2']}, {action['y2']})"
+        (x, y), (x2, y2) = (
+            _point(action["x"], action["y"], width, height),
+            _point(action["x2"], action["y2"], width, height),
+        )
+        return f"swipe from ({x}, {y}) to ({x2}, {y2})"
     if kind in ("type", "answer"):
         return f"{kind} {json.dumps(action['text'], ensure_ascii=False)}"
     if kind == "open_app":
@@ -117,16 +140,20 @@ def describe_action(action: dict[str, Any]) -> str:
 
 
 def _memory(text: str) -> str:
-    return text if text.strip() else "none"
+    return _text(text) if text.strip() else "none"
+
+
+def _summary(step: dict[str, Any], width: int, height: int) -> str:
+    return _text(step["summary"] or describe_action(step["action"], width, height))
 
 
 def assistant_output(step: dict[str, Any], width: int, height: int, thought: bool = True) -> str:
     call = {"name": "mobile_use", "arguments": mobile_use_arguments(step["action"], width, height)}
-    parts = [f"<think>{step['thought']}</think>"] if thought else []
+    parts = [f"<think>{_text(step['thought'])}</think>"] if thought else []
     parts += [
-        f"Action: {step['summary'] or describe_action(step['action'])}",
+        f"Action: {_summary(step, width, height)}",
         f"Memory: {_memory(step['memory'])}",
-        f"<tool_call>\n{json.dumps(call, ensure_ascii=False)}\n</tool_call>",
+        f"<tool_call>\n{_call_json(call)}\n</tool_call>",
     ]
     return "\n".join(parts)
 
@@ -167,10 +194,10 @@ def sample_lines(
         images.append(_encoded(image_of(screen["screenshot"])))
         lines_of_history.append(
             f"Step {len(lines_of_history) + 1}: "
-            f"{step['summary'] or describe_action(step['action'])}\n"
+            f"{_summary(step, screen['width'], screen['height'])}\n"
             f"Memory: {_memory(step['memory'])}"
         )
-    goal = record["task"]["goal"]
+    goal = _text(record["task"]["goal"])
     result = []
     for t, step in enumerate(steps):
         if trainable_only and not step["trainable"]:
@@ -178,7 +205,7 @@ def sample_lines(
         first_full = max(0, t - k)
         prompt = USER_PROMPT.format(goal=goal, history="\n".join(lines_of_history[:first_full]))
         messages = [SYSTEM_MESSAGE]
-        memory = (memory_blocks or {}).get(step["index"])
+        memory = _text((memory_blocks or {}).get(step["index"]) or "")
         for turn in range(first_full, t + 1):
             image = f"{memory}\n{IMAGE}" if memory and turn == t else IMAGE
             if turn == first_full:

@@ -278,3 +278,39 @@ def test_parquet_copies_embed_the_images_and_repeat_byte_for_byte(project, tmp_p
     assert [f["path"] for f in embedded] == jsonl[2]["images"]
     assert embedded[0]["bytes"] == png(12 * 31)
     assert "datasets import Image, Sequence" in (first / "README.md").read_text()
+
+
+def test_a_literal_placeholder_in_text_claims_no_image(project, tmp_path):
+    """ms-swift and LLaMA-Factory count <image>/<video> in the text against the images."""
+    record = make_record(steps=2, seed=3)
+    record.task.goal = "Send the <image> and the <video> to Ann"
+    record.steps[0].thought = "The <audio> tab"
+    record.steps[1] = StepRecord(
+        index=1, screen=1, action={"type": "type", "text": "see <image>"}, memory="<video> sent"
+    )
+    do_import_trajectory(project, record)
+    samples = lines(export(project, tmp_path) / "train.jsonl")
+    for sample in samples:
+        text = "".join(m["content"] for m in sample["messages"])
+        assert text.count("<image>") == len(sample["images"])
+        assert "<video>" not in text and "<audio>" not in text
+    last = samples[-1]["messages"][-1]["content"]
+    call = json.loads(last.split("<tool_call>\n")[1].split("\n</tool_call>")[0])
+    assert call["arguments"] == {"action": "type", "text": "see <image>"}  # typed exactly
+
+
+def test_a_step_without_labels_is_described_on_the_tool_calls_screen(project, tmp_path):
+    """Action: and the tool call give the same point, on GUI-Owl's 0-1000 screen."""
+    record = make_record(steps=2, seed=4)
+    record.steps[1] = StepRecord(
+        index=1, screen=1, action={"type": "swipe", "x": 60, "y": 200, "x2": 50, "y2": 40}
+    )
+    record.steps[0].summary = ""
+    do_import_trajectory(project, record)
+    samples = lines(export(project, tmp_path) / "train.jsonl")
+    first = samples[0]["messages"][-1]["content"]
+    assert "Action: click at (500, 500)" in first
+    assert '"coordinate": [500, 500]' in first
+    second = samples[1]["messages"][-1]["content"]
+    assert "Action: swipe from (500, 833) to (417, 167)" in second
+    assert '"coordinate": [500, 833], "coordinate2": [417, 167]' in second
