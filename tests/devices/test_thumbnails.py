@@ -13,8 +13,8 @@ from django.urls import reverse
 from PIL import Image
 
 from tests.conftest import REPO
-from tests.trajectories.builders import make_record
 from tests.formats.test_import_images import png_of_noise, screenshot
+from tests.trajectories.builders import make_record
 from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
