@@ -35,8 +35,11 @@ UNMAPPED_FILE = "unmapped"
 SCROLL = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
-def androidcontrol_action(action: dict[str, Any]) -> dict[str, Any] | None:
-    """The AndroidControl action of a canonical one, or None when it has none."""
+def androidcontrol_action(
+    action: dict[str, Any], labels: dict[str, str] | None = None
+) -> dict[str, Any] | None:
+    """The AndroidControl action of a canonical one, or None when it has none; ``labels``
+    (package -> name) names an app opened without its name."""
     kind = action["type"]
     if kind in ("click", "long_press"):
         return {"action_type": kind, "x": action["x"], "y": action["y"]}
@@ -45,7 +48,9 @@ def androidcontrol_action(action: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "type":
         return {"action_type": "input_text", "text": action["text"]}
     if kind == "open_app":
-        return {"action_type": "open_app", "app_name": action.get("app_label") or action["package"]}
+        package = action["package"]
+        name = action.get("app_label") or (labels or {}).get(package) or package
+        return {"action_type": "open_app", "app_name": name}
     if kind == "back":
         return {"action_type": "navigate_back"}
     if kind == "home":
@@ -55,14 +60,22 @@ def androidcontrol_action(action: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def app_labels(record: dict[str, Any]) -> dict[str, str]:
+    """Package -> app name, as the device named its apps (the virtual device's, in the
+    trajectory's metadata)."""
+    apps = (record.get("metadata") or {}).get("virtual_device", {}).get("apps", [])
+    return {a["package"]: a["label"] for a in apps if a.get("package") and a.get("label")}
+
+
 def step_records(
     record: dict[str, Any], copy: Callable[[str, str | None], str]
 ) -> list[tuple[dict[str, Any], bool]]:
     """(step record, mapped) for every step of a native record."""
     out = []
+    labels = app_labels(record)
     for step in record["steps"]:
         screen = record["screens"][step["screen"]]
-        action = androidcontrol_action(step["action"])
+        action = androidcontrol_action(step["action"], labels)
         xml = screen["ui_xml"]
         item = {
             "episode_id": record["id"],
@@ -108,6 +121,7 @@ def export_androidcontrol(
         SCHEMA_VERSION,
         splits=[*division.names, UNMAPPED_FILE],
         parquet=opts["parquet"],
+        apart=[UNMAPPED_FILE],
     ) as writer:
         for record in iter_records(trajectories, lean=True):
             name = assignment[record["id"]]

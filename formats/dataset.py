@@ -189,7 +189,10 @@ class DatasetWriter:
         splits: Iterable[str],
         max_side: int | None = None,
         parquet: bool = False,
+        apart: Iterable[str] = (),
     ):
+        """``apart``: files among ``splits`` whose records have other columns than the data
+        splits (``androidcontrol``'s unmapped steps): the card loads them on their own."""
         dest = Path(dest)
         if dest.exists():
             raise InvalidData(f"{dest}: already exists; choose a new folder")
@@ -203,6 +206,7 @@ class DatasetWriter:
         self._sums = open(self.work / ".sums", "w", encoding="utf-8")  # noqa: SIM115
         self._files: dict[str, _SplitFile] = {}
         self.split_names = list(splits)
+        self.apart = [name for name in apart if name in self.split_names]
         self.images_written = 0
         # The images written lately, by blob name: most repeats are a step's recent history.
         # Bounded, so memory stays flat; an older image is found on disk instead.
@@ -320,7 +324,8 @@ class DatasetWriter:
                     parquet = self.work / f"{name}.parquet"
                     write_parquet(self.work / self.data_file(name), parquet, self.work)
                     self._sums.write(f"{_sha256_file(parquet)} {parquet.name}\n")
-                card += card_section(self.split_names)
+                data = [name for name in self.split_names if name not in self.apart]
+                card += card_section(data, self.apart)
             self.write_text(CARD, card)
             self._sums.close()
             self._write_manifest(head, counts)

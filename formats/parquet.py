@@ -121,7 +121,16 @@ def write_parquet(jsonl: Path, out: Path, folder: Path) -> None:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
-def card_section(split_names: list[str]) -> str:
-    files = "`, `".join(f"{name}.parquet" for name in split_names)
+APART_SECTION = """
+`{name}.parquet` has columns of its own: load it apart,
+`load_dataset("parquet", data_files="{name}.parquet")`.
+"""
+
+
+def card_section(split_names: list[str], apart: list[str] = ()) -> str:
+    """The card's Parquet section: the splits load together; ``apart`` files each alone."""
+    files = "`, `".join(f"{name}.parquet" for name in [*split_names, *apart])
     mapping = ", ".join(f'"{name}": "{name}.parquet"' for name in split_names)
-    return CARD_SECTION.format(files=files, mapping=mapping)
+    return CARD_SECTION.format(files=files, mapping=mapping) + "".join(
+        APART_SECTION.format(name=name) for name in apart
+    )

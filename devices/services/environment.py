@@ -39,7 +39,12 @@ def _environment(output: str, serial: str) -> dict[str, Any]:
         env = json.loads(output)
         seed = env["seed"]
         apps = [
-            {"slug": a["slug"], "package": a["package"], "version": a.get("version", "")}
+            {
+                "slug": a["slug"],
+                "package": a["package"],
+                "label": a.get("label", ""),
+                "version": a.get("version", ""),
+            }
             for a in env["apps"]
         ]
     except (ValueError, KeyError, TypeError) as exc:

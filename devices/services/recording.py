@@ -421,6 +421,13 @@ def _save_step(
     return step
 
 
+def app_label(trajectory: Trajectory, package: str) -> str:
+    """The name of the app ``package`` as the device shows it, where the device said it (the
+    virtual device's apps, kept in the trajectory's metadata); empty when unknown."""
+    apps = trajectory.metadata.get("virtual_device", {}).get("apps", [])
+    return next((a.get("label", "") for a in apps if a.get("package") == package), "")
+
+
 def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | None = None) -> Step:
     """Execute a canonical action on the trajectory's device and record it as the next step.
 
@@ -428,6 +435,10 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
     """
     action_type, fields = check_action(action)
     check_recording(trajectory)
+    if action_type == ActionType.OPEN_APP and not fields.get("app_label"):
+        label = app_label(trajectory, fields["package"])
+        if label:
+            fields = {**fields, "app_label": label}
     before = _current_screen(trajectory)
     check_point_on_screen(fields, before.width, before.height)
     target = target_at(before, fields)

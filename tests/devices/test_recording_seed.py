@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db
 
 SESSION_SEED = 7  # the session's virtual device (conftest)
 APPS = [
-    {"slug": a.slug, "package": a.package, "version": a.version}
+    {"slug": a.slug, "package": a.package, "label": a.label, "version": a.version}
     for a in load_apps(SESSION_SEED).apps
 ]
 
@@ -75,6 +75,12 @@ def test_a_recording_with_a_reset_starts_from_fresh_apps_and_stores_the_seed(
     assert trajectory.metadata["virtual_device"] == {"seed": 5, "apps": APPS, "reset": True}
     assert trajectory.final_screen.package == "com.android.launcher3"
     shown = open_kettle(trajectory, alice)
+    opened = trajectory.steps.get(index=0).action
+    assert opened == {
+        "type": "open_app",
+        "package": "com.waypoint.freshcart",
+        "app_label": "FreshCart",
+    }
     price = load_apps(5).variable("freshcart.price_kettle").value
     assert [(v["ref"], v["value"]) for v in shown] == [("freshcart.price_kettle", price)]
     page = Trajectory.objects.get(pk=trajectory.pk).final_screen

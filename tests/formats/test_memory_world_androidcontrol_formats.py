@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,61 @@ def test_memory_world_takes_the_seed_recorded_on_the_virtual_device(project, tmp
         0,
         1,
     )
+
+
+def test_the_cards_parquet_snippet_loads_androidcontrol_as_written(project, tmp_path):
+    """The card's code, run as a reader copies it, loads the splits (unmapped steps have
+    columns of their own and load apart)."""
+    datasets = pytest.importorskip("datasets")
+    record = make_record(steps=3, seed=6)
+    record.steps[2] = StepRecord(
+        index=2, screen=2, action={"type": "terminate", "status": "success"}
+    )
+    do_import_trajectory(project, record)
+    out = tmp_path / "ac"
+    export_trajectories(
+        Trajectory.objects.filter(project=project),
+        out,
+        "androidcontrol",
+        options={"parquet": True},
+    )
+    card = (out / "README.md").read_text()
+    snippet = card.split("## Parquet")[1].split("```python\n")[1].split("```")[0]
+    scope: dict = {}
+    cwd = os.getcwd()
+    try:
+        os.chdir(out)
+        exec(snippet.replace("})", "}, cache_dir='../hf')"), scope)  # noqa: S102
+        assert set(scope["ds"]) == {"train"}
+        assert len(scope["ds"]["train"]) == 2
+        unmapped = datasets.load_dataset(
+            "parquet", data_files="unmapped.parquet", cache_dir="../hf-u"
+        )["train"]
+        assert unmapped[0]["waypoint_action"]["type"] == "terminate"
+    finally:
+        os.chdir(cwd)
+    assert 'data_files="unmapped.parquet"' in card
+
+
+def test_androidcontrol_names_the_app_an_open_app_step_opened(project, tmp_path):
+    """AndroidControl's open_app takes the app's name: the device's name for the package
+    (the virtual device's apps, kept with the recording) when the step has none."""
+    record = make_record(steps=2, seed=7)
+    record.metadata = {
+        "virtual_device": {
+            "seed": 3,
+            "apps": [{"slug": "shopmate", "package": "com.waypoint.shopmate", "label": "ShopMate"}],
+        }
+    }
+    record.steps[0] = StepRecord(
+        index=0, screen=0, action={"type": "open_app", "package": "com.waypoint.shopmate"}
+    )
+    record.steps[1] = StepRecord(
+        index=1, screen=1, action={"type": "open_app", "package": "com.other", "app_label": "Other"}
+    )
+    do_import_trajectory(project, record)
+    out = export(project, tmp_path, "androidcontrol")
+    assert [r["action"] for r in lines(out / "train.jsonl")] == [
+        {"action_type": "open_app", "app_name": "ShopMate"},
+        {"action_type": "open_app", "app_name": "Other"},
+    ]
