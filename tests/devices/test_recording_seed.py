@@ -77,7 +77,6 @@ def test_a_recording_with_a_reset_starts_from_fresh_apps_and_stores_the_seed(
     shown = open_kettle(trajectory, alice)
     opened = trajectory.steps.get(index=0).action
     assert opened == {
-        "type": "open_app",
         "package": "com.waypoint.freshcart",
         "app_label": "FreshCart",
     }
