@@ -161,5 +161,7 @@ class GraphRetrieveView(WaypointAPIView):
                 raise InvalidRequest("screenshot: no file was uploaded")
             data = check_serializer(RetrieveUploadSerializer(data=request.data))
             image = decode_upload(data["screenshot"])
-        result = retrieve_for_screen(graph, image, data.get("xml") or None, data.get("k"))
+        result = retrieve_for_screen(
+            graph, image, data.get("xml") or None, data.get("k"), task=data.get("task", "")
+        )
         return Response(result)

@@ -153,6 +153,9 @@ class StructureEmbedder:
     name = "structure"
     dim = STRUCTURE_DIM + LABEL_DIM + IMAGE_DIM
     text_dim = TEXT_DIM
+    # A screenshot with no XML has only its look: it is compared with the nodes' looks alone
+    # (against whole vectors, the parts it lacks would cap its cosine near 0.45).
+    look = slice(STRUCTURE_DIM + LABEL_DIM, STRUCTURE_DIM + LABEL_DIM + IMAGE_DIM)
 
     def embed_screen(self, image: bytes, xml: str | bytes | None) -> np.ndarray:
         shape, labels = structure_tokens(xml) if xml else ([], [])

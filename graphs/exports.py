@@ -57,5 +57,5 @@ class StepMemory:
         out = {}
         for index, screen in screen_of.items():
             hits = retrieve(self.index, vectors[screen], self.k, skip_nodes=own, skip_task=task)
-            out[index] = format_memory_block(hits)
+            out[index] = format_memory_block(hits, record["task"]["goal"])
         return out

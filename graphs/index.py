@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.files.storage import default_storage
 
 from .build import MemoryGraphData
+from .embedders import normalise
 from .models import MemoryGraph
 from .storage import from_npz
 
@@ -26,20 +27,42 @@ class NodeIndex:
     graph: MemoryGraphData
     means: np.ndarray  # [n, dim] unit float32
     outgoing: list[list[int]]
+    parts: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def means_in(self, columns: slice) -> tuple[np.ndarray, np.ndarray]:
+        """(unit means, centre) of one part of the embedder's vectors (a screenshot's look):
+        a query that has only that part is compared on it alone. The part is centred on the
+        graph's typical value first: every screen of an app shares most of its look (bars,
+        background), and only what sets a page apart tells pages apart."""
+        key = (columns.start, columns.stop)
+        if key not in self.parts:
+            part = normalise(self.means[:, columns])
+            centre = part.mean(axis=0) if len(part) > 1 else np.zeros(part.shape[1], np.float32)
+            self.parts[key] = (np.ascontiguousarray(normalise(part - centre)), centre)
+        return self.parts[key]
 
     @classmethod
     def of(cls, graph: MemoryGraphData) -> NodeIndex:
         return cls(graph, np.ascontiguousarray(graph.unit_means()), graph.outgoing())
 
     def nearest(
-        self, query: np.ndarray, k: int, skip: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        skip: np.ndarray | None = None,
+        columns: slice | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` nodes of highest cosine with the unit vector ``query``, best first;
-        ``skip`` is a mask of nodes left out."""
+        ``skip`` is a mask of nodes left out; ``columns``: compare on that part alone."""
         n = len(self.means)
         if not n:
             return []
-        scores = self.means @ np.asarray(query, dtype=np.float32)
+        query = np.asarray(query, dtype=np.float32)
+        if columns is None:
+            scores = self.means @ query
+        else:
+            means, centre = self.means_in(columns)
+            scores = means @ normalise(normalise(query[columns]) - centre)
         if skip is not None:
             scores[skip] = -np.inf
             n = int(len(scores) - skip.sum())

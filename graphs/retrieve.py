@@ -3,6 +3,7 @@ subgoals, successful and failed, and the memory block an agent puts in its promp
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypedDict
 
 import numpy as np
@@ -40,14 +41,16 @@ def retrieve(
     *,
     skip_nodes: np.ndarray | None = None,
     skip_task: str | None = None,
+    columns: slice | None = None,
 ) -> list[Hit]:
     """The ``k`` nodes most like the query screen's vector, each with its outgoing subgoals.
 
     ``skip_nodes`` (a mask) and ``skip_task`` leave out nodes and subgoals, as if the graph had
-    been built without a task's trajectories (for exports: nothing of the answer leaks)."""
+    been built without a task's trajectories (for exports: nothing of the answer leaks);
+    ``columns``: compare on that part of the vectors alone (a screenshot with no XML)."""
     graph = index.graph
     hits: list[Hit] = []
-    for node, score in index.nearest(query, k, skip=skip_nodes):
+    for node, score in index.nearest(query, k, skip=skip_nodes, columns=columns):
         subgoals: list[Subgoal] = []
         for i in index.outgoing[node]:
             edge = graph.edges[i]
@@ -80,23 +83,67 @@ def retrieve(
     return hits
 
 
-def format_memory_block(hits: list[Hit] | list[dict[str, Any]]) -> str:
+EXPERIENCE = "Experience"  # the block's label: STAMP's own prompt already has a "Memory:" field
+MAX_BLOCK_SUBGOALS = 8
+MAX_BLOCK_CHARS = 1200
+WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and the of to in on for from with at by is it its me my i you your this that "
+    "then them tell which what".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def _line(subgoal: dict[str, Any], similarity: float) -> str:
+    line = f"- [{OUTCOME_TAGS.get(subgoal['success'], subgoal['success'])}] {subgoal['intent']}"
+    if subgoal["effect"]:
+        line += f" | effect: {subgoal['effect']}"
+    if subgoal["behaviour"]:
+        line += f" | behaviour: {subgoal['behaviour']}"
+    return f"{line} (similarity {similarity:.2f})"
+
+
+def format_memory_block(
+    hits: list[Hit] | list[dict[str, Any]],
+    task: str = "",
+    *,
+    max_subgoals: int = MAX_BLOCK_SUBGOALS,
+    max_chars: int = MAX_BLOCK_CHARS,
+) -> str:
     """The retrieved subgoals as a short block for the agent's prompt, each tagged with its
-    outcome: successful ones to imitate, failed ones to avoid."""
-    if not hits or not any(hit["subgoals"] for hit in hits):
-        return "Memory: no subgoals were tried before from a screen like this one."
-    lines = ["Memory: subgoals tried before from screens like the current one."]
-    for rank, hit in enumerate(hits, 1):
-        if not hit["subgoals"]:
-            continue
-        lines.append(f"State {rank} (similarity {hit['similarity']:.2f}):")
-        for subgoal in hit["subgoals"]:
-            line = f"- [{OUTCOME_TAGS.get(subgoal['success'], subgoal['success'])}] "
-            line += subgoal["intent"]
-            if subgoal["effect"]:
-                line += f" | effect: {subgoal['effect']}"
-            if subgoal["behaviour"]:
-                line += f" | behaviour: {subgoal['behaviour']}"
-            lines.append(line)
-    lines.append("Repeat what succeeded when it fits the task; avoid what failed.")
+    outcome: successful ones to imitate, failed ones to avoid.
+
+    Ranked by relevance to ``task`` (words its goal shares with the subgoal's intent and
+    effect), then by the similarity of their state to the screen; at most ``max_subgoals``
+    lines and about ``max_chars`` characters, saying how many were left out.
+    """
+    goal = _words(task)
+    ranked = sorted(
+        (
+            (-len(goal & _words(f"{s['intent']} {s['effect']}")), rank, order, s, hit)
+            for rank, hit in enumerate(hits)
+            for order, s in enumerate(hit["subgoals"])
+        ),
+        key=lambda item: item[:3],
+    )
+    if not ranked:
+        return f"{EXPERIENCE}: no subgoals were tried before from a screen like this one."
+    header = f"{EXPERIENCE}: subgoals tried before from screens like the current one"
+    header += ", most relevant to the task first." if goal else "."
+    footer = "Repeat what succeeded when it fits the task; avoid what failed."
+    lines = [header]
+    size = len(header) + len(footer)
+    for *_, subgoal, hit in ranked[:max_subgoals]:
+        line = _line(subgoal, hit["similarity"])
+        if len(lines) > 1 and size + len(line) > max_chars:
+            break
+        lines.append(line)
+        size += len(line) + 1
+    left = len(ranked) - (len(lines) - 1)
+    if left:
+        lines.append(f"({left} more not shown)")
+    lines.append(footer)
     return "\n".join(lines)

@@ -121,6 +121,12 @@ class RetrieveUploadSerializer(serializers.Serializer):
     k = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_K, help_text="Nodes to return (the graph's k)."
     )
+    task = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=2000,
+        help_text="The task's goal: the memory block puts the subgoals most relevant to it first.",
+    )
 
 
 class RetrieveJSONSerializer(serializers.Serializer):
@@ -130,6 +136,12 @@ class RetrieveJSONSerializer(serializers.Serializer):
     )
     k = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_K, help_text="Nodes to return (the graph's k)."
+    )
+    task = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=2000,
+        help_text="The task's goal: the memory block puts the subgoals most relevant to it first.",
     )
 
 

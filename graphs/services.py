@@ -241,9 +241,15 @@ def do_import_memory_graph(project: Project, user, doc: Any) -> MemoryGraph:
 
 
 def retrieve_for_screen(
-    graph: MemoryGraph, image: bytes | None, xml: str | bytes | None = None, k: int | None = None
+    graph: MemoryGraph,
+    image: bytes | None,
+    xml: str | bytes | None = None,
+    k: int | None = None,
+    *,
+    task: str = "",
 ) -> dict[str, Any]:
-    """The top-k nodes for a screenshot (and its XML), with their subgoals and memory block."""
+    """The top-k nodes for a screenshot (and its XML), with their subgoals and the memory
+    block (ranked by relevance to ``task``, the goal, when one is given)."""
     if graph.status != GraphStatus.READY:
         raise InvalidData(f"graph v{graph.version} is {graph.status}: it cannot be queried yet")
     k = graph.params.get("k", 1) if k is None else k
@@ -264,13 +270,14 @@ def retrieve_for_screen(
         raise InvalidData(
             f"embedder: the query's vector has {len(query)} values, the graph's {index.graph.dim}"
         )
-    hits = retrieve(index, np.asarray(query, dtype=np.float32), k)
+    columns = None if xml else getattr(embedder, "look", None)
+    hits = retrieve(index, np.asarray(query, dtype=np.float32), k, columns=columns)
     searched = time.perf_counter()
     return {
         "graph": graph.version,
         "k": k,
         "nodes": hits,
-        "memory_block": format_memory_block(hits),
+        "memory_block": format_memory_block(hits, task),
         "timing_ms": {
             "embed": round(1000 * (embedded - began), 3),
             "search": round(1000 * (searched - embedded), 3),

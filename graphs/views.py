@@ -499,8 +499,19 @@ def memory_graph_edge(request: HttpRequest, graph_id: int, edge_id: str) -> Http
 
 class RetrieveForm(forms.Form):
     screenshot = forms.FileField(label="Screenshot (PNG, JPEG or WebP)")
-    xml = forms.FileField(required=False, label="Its UI XML (optional)")
+    xml = forms.FileField(
+        required=False,
+        label="Its UI XML (optional)",
+        help_text="Without it the screen is matched by its look alone (a small grey picture): "
+        "pages that look alike, such as two plain lists, can be mistaken for each other.",
+    )
     k = forms.IntegerField(min_value=1, max_value=MAX_K, label="k (nodes)")
+    task = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Task (optional)",
+        help_text="Its goal: the memory block lists the subgoals most relevant to it first.",
+    )
 
 
 @login_required
@@ -519,6 +530,7 @@ def memory_graph_retrieve(request: HttpRequest, graph_id: int) -> HttpResponse:
                 decode_upload(form.cleaned_data["screenshot"]),
                 decode_upload(xml) if xml else None,
                 form.cleaned_data["k"],
+                task=form.cleaned_data["task"],
             )
         except InvalidData as exc:
             form.add_error(None, str(exc))

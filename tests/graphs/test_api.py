@@ -118,7 +118,7 @@ def test_retrieve_takes_a_multipart_upload_or_base64_json(
     assert answer.status_code == 200, answer.content
     body = answer.json()
     assert body["k"] == 2 and len(body["nodes"]) == 2
-    assert body["memory_block"].startswith("Memory: ")
+    assert body["memory_block"].startswith("Experience: ")
     assert body["nodes"][0]["subgoals"] and "search" in body["timing_ms"]
     as_json = client.post(
         url,

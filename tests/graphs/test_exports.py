@@ -47,7 +47,8 @@ def test_stamp_sft_samples_carry_the_memory_block_without_their_own_tasks_subgoa
         goal = next(g for g in goals if f"Instruction: {g}\n" in first_user)
         current = sample["messages"][-2]["content"]  # the current step's user turn
         assert current.endswith("<image>")
-        assert "Memory: " in current
+        # The retrieved block has its own label: "Memory:" is STAMP's field in the same prompt.
+        assert "Experience: " in current
         if goals[goal].task.uid == "secret":
             assert "SECRET" not in current
         seen_secret += "SECRET" in current
@@ -69,7 +70,8 @@ def test_androtmem_steps_carry_a_memory_block_and_a_missing_graph_is_named(
     records = [json.loads(line) for line in (out / "test.jsonl").read_text().splitlines()]
     for record in records:
         blocks = [step["memory_block"] for step in record["steps"]]
-        assert len(blocks) == len(record["steps"]) and all(b.startswith("Memory:") for b in blocks)
+        assert len(blocks) == len(record["steps"])
+        assert all(b.startswith("Experience:") for b in blocks)
         if record["task_uid"] == "secret":
             assert not any("SECRET" in b for b in blocks)
     with pytest.raises(InvalidData, match="options.memory_graph: the project has no graph v7"):

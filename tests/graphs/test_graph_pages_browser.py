@@ -145,7 +145,7 @@ def test_memory_graph_click_a_node_an_edge_and_retrieve(
     page.set_input_files("#id_xml", str(xml))
     page.click("#retrieve-form button[type=submit]")
     page.wait_for_selector("#memory-block")
-    assert page.inner_text("#memory-block").startswith("Memory:")
+    assert page.inner_text("#memory-block").startswith("Experience:")
     assert page.locator(".retrieved .hit").count() == 2
     first = page.inner_text(".retrieved .hit h3")
     assert "similarity 1.000" in first or "similarity 0.9" in first

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from fixtures.generate import DEFAULT_SIZE, notes_home, render, shop_product, shop_results
-from graphs.index import NodeIndex, load_graph
+from graphs.index import load_graph
 from graphs.retrieve import format_memory_block
 from graphs.services import retrieve_for_screen
 from tests.graphs.conftest import build_now, page_of
@@ -41,7 +40,7 @@ def test_a_screen_of_a_known_page_retrieves_that_pages_node(
     intents = [s["intent"] for s in answer["nodes"][0]["subgoals"]]
     assert intents, "the product page has outgoing subgoals"
     block = answer["memory_block"]
-    assert block.startswith("Memory: subgoals tried before from screens like the current one.")
+    assert block.startswith("Experience: subgoals tried before from screens like the current one.")
     for intent in intents:
         assert intent in block
     assert "[SUCCEEDED]" in block or "[OUTCOME UNCERTAIN]" in block
@@ -69,6 +68,10 @@ def test_screenshots_that_are_not_images_and_bad_k_get_clear_errors(
     assert majority_page(data, answer["nodes"][0]["node"])[1].endswith("ProductActivity")
 
 
+def subgoal(intent: str, success: str = "yes", effect: str = "", behaviour: str = "") -> dict:
+    return {"intent": intent, "effect": effect, "behaviour": behaviour, "success": success}
+
+
 def test_the_memory_block_tags_each_subgoal_with_its_outcome():
     hits = [
         {
@@ -77,48 +80,73 @@ def test_the_memory_block_tags_each_subgoal_with_its_outcome():
             "size": 12,
             "screenshot": "ab",
             "subgoals": [
-                {
-                    "intent": "Search for the tent",
-                    "effect": "Results are shown",
-                    "behaviour": "type",
-                    "success": "yes",
-                },
-                {"intent": "Open the cart", "effect": "", "behaviour": "", "success": "no"},
+                subgoal("Search for the tent", "yes", "Results are shown", "type"),
+                subgoal("Open the cart", "no"),
             ],
         }
     ]
     assert format_memory_block(hits) == (
-        "Memory: subgoals tried before from screens like the current one.\n"
-        "State 1 (similarity 0.97):\n"
-        "- [SUCCEEDED] Search for the tent | effect: Results are shown | behaviour: type\n"
-        "- [FAILED] Open the cart\n"
+        "Experience: subgoals tried before from screens like the current one.\n"
+        "- [SUCCEEDED] Search for the tent | effect: Results are shown | behaviour: type "
+        "(similarity 0.97)\n"
+        "- [FAILED] Open the cart (similarity 0.97)\n"
         "Repeat what succeeded when it fits the task; avoid what failed."
     )
     assert format_memory_block([]) == (
-        "Memory: no subgoals were tried before from a screen like this one."
+        "Experience: no subgoals were tried before from a screen like this one."
     )
 
 
-def test_the_index_returns_the_k_nearest_nodes_best_first():
-    from graphs.build import MemoryGraphData
+def test_the_memory_block_puts_what_fits_the_task_first_and_stays_short():
+    hits = [
+        {
+            "node": 1,
+            "similarity": 0.99,
+            "size": 3,
+            "screenshot": "",
+            "subgoals": [subgoal(f"Open settings page {i}") for i in range(30)],
+        },
+        {
+            "node": 2,
+            "similarity": 0.60,
+            "size": 3,
+            "screenshot": "",
+            "subgoals": [subgoal("Find the price of the Harbor Tent", "no")],
+        },
+    ]
+    block = format_memory_block(hits, "Look up the price of the Harbor Tent in ShopMate")
+    lines = block.splitlines()
+    assert lines[0].endswith("most relevant to the task first.")
+    assert lines[1] == "- [FAILED] Find the price of the Harbor Tent (similarity 0.60)"
+    assert len(lines) == 1 + 8 + 2  # header, eight subgoals, what was left out, advice
+    assert lines[-2] == "(23 more not shown)"
+    long = [{**hits[0], "subgoals": [subgoal("x" * 400) for _ in range(8)]}]
+    assert len(format_memory_block(long)) <= 1200 + 450  # stops before the line that passes
+    assert not block.startswith("Memory:")
 
-    rng = np.random.default_rng(0)
-    sums = rng.normal(size=(1000, 16)).astype(np.float32)
-    graph = MemoryGraphData(
-        params={},
-        embedder={},
-        dim=16,
-        text_dim=4,
-        sums=sums,
-        counts=np.ones(1000, np.int64),
-        members=[[] for _ in range(1000)],
-        edges=[],
-        edge_vectors=np.zeros((0, 4), np.float32),
-    )
-    index = NodeIndex.of(graph)
-    query = sums[417] / np.linalg.norm(sums[417])
-    found = index.nearest(query, 5)
-    means = sums / np.linalg.norm(sums, axis=1, keepdims=True)
-    expected = np.argsort(-(means @ query))[:5].tolist()
-    assert [node for node, _ in found] == expected and found[0][0] == 417
-    assert len(index.nearest(query, 5000)) == 1000
+
+@pytest.mark.django_db
+def test_a_screenshot_alone_finds_the_page_its_screen_with_xml_finds(
+    project, alice, generated, django_capture_on_commit_callbacks
+):
+    """The XML is optional: without it a recorded screen is compared by its look alone
+    (centred on the graph's typical look), so its own state scores near 1, not the ~0.4 a
+    look-only vector got against whole vectors. Two plain lists that differ by a row and a
+    title (the launcher's and Notes') look alike and can swap: the form says so."""
+    from trajectories.blobs import read_blob
+    from trajectories.models import Screen
+
+    graph = build_now(project, alice, django_capture_on_commit_callbacks)
+    data = load_graph(graph)
+    screens = Screen.objects.filter(trajectory__project=project).select_related(
+        "screenshot", "ui_xml"
+    )[::3]
+    agree = 0
+    for screen in screens:
+        png, xml = read_blob(screen.screenshot), read_blob(screen.ui_xml)
+        with_xml = retrieve_for_screen(graph, png, xml, k=5)["nodes"][0]
+        alone = retrieve_for_screen(graph, png, k=5)["nodes"]
+        agree += majority_page(data, alone[0]["node"]) == majority_page(data, with_xml["node"])
+        own = next(hit for hit in alone if hit["node"] == with_xml["node"])
+        assert own["similarity"] >= 0.8, (screen.activity, own["similarity"])
+    assert agree / len(screens) >= 0.8, f"{agree} of {len(screens)}"
