@@ -396,7 +396,7 @@ LLM_BASE_URL = os.getenv("LLM_BASE_URL", "")  # e.g. http://localhost:8001/v1; e
 LLM_MODEL = os.getenv("LLM_MODEL", "gpt-4o-mini")
 LLM_API_KEY = os.getenv("LLM_API_KEY", "")
 LLM_TIMEOUT_S = envint("LLM_TIMEOUT_S", 120)  # one request
-# Limits on the endpoint shared by every worker (annotate/proposers/limits.py): kept in Redis
+# Limits on each endpoint shared by every worker (core/llm_limits.py): kept in Redis
 # (LLM_LIMITS_URL, by default the broker's when it is Redis), else in lock files under VAR_DIR.
 LLM_MAX_IN_FLIGHT = envint("LLM_MAX_IN_FLIGHT", 2)  # requests at once, over all workers
 LLM_REQUESTS_PER_MINUTE = envint("LLM_REQUESTS_PER_MINUTE", 0)  # 0: no rate limit
