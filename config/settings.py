@@ -6,6 +6,7 @@ production swaps each by environment variables (see the README).
 
 import os
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -181,8 +182,11 @@ STATIC_ROOT = Path(os.getenv("STATIC_ROOT", str(VAR_DIR / "static")))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", str(VAR_DIR / "blobs")))
 
-# Blob storage: local files by default, any S3-compatible store when a bucket is named.
+# Blob storage: local files by default, any S3-compatible store when a bucket is named (with
+# the s3 extra installed: django-storages and boto3).
 AWS_STORAGE_BUCKET_NAME = os.getenv("AWS_STORAGE_BUCKET_NAME", "")
+if AWS_STORAGE_BUCKET_NAME and not all(map(find_spec, ("storages", "boto3"))):
+    raise ImproperlyConfigured("S3 storage needs the s3 extra: pip install 'waypoint[s3]'")
 if AWS_STORAGE_BUCKET_NAME:
     _blob_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
