@@ -10,10 +10,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, so a code change does not reinstall them.
+# Dependencies first, so a code change does not reinstall them. The extras production needs:
+# blobs in S3-compatible storage (s3) and Parquet exports (parquet); not the virtual device,
+# whose Chromium this image does not carry.
+ARG EXTRAS=s3,parquet
 COPY pyproject.toml README.md ./
 RUN mkdir -p config core trajectories graphs formats evaluation frontend annotate devices fixtures \
-    && pip install . \
+    && pip install ".[${EXTRAS}]" \
     && pip uninstall -y waypoint
 
 COPY . .

@@ -26,9 +26,12 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when pyproject.toml changed since the last install.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Everything: the test tools and every optional extra (the virtual device, S3, Parquet).
+EXTRAS := dev,virtual,s3,parquet
+
+# Reinstall only when pyproject.toml (or EXTRAS, here) changed since the last install.
+$(STAMP): pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from trajectories import events
 from trajectories.labels.protocol import label_change_part, part_name
 from trajectories.models import AuditEvent
 
 MAX_LINES = 4
 KIND_WORDS = {
-    "labels.undone": "undid a change",
-    "labels.redone": "redid a change",
-    "labels.reverted": "reverted a change",
+    events.LABELS_UNDONE: "undid a change",
+    events.LABELS_REDONE: "redid a change",
+    events.LABELS_REVERTED: "reverted a change",
+    events.STEP_UNDONE_LABELS: "took the labels off an undone step",
 }
 
 
@@ -97,7 +99,7 @@ def change_lines(event: AuditEvent) -> list[str]:
     return lines
 
 
-def history_entries(events: list[AuditEvent]) -> list[dict[str, Any]]:
+def history_entries(changes: list[AuditEvent]) -> list[dict[str, Any]]:
     return [
         {
             "event": e,
@@ -105,5 +107,5 @@ def history_entries(events: list[AuditEvent]) -> list[dict[str, Any]]:
             "lines": change_lines(e),
             "revertable": label_change_part(e) is not None,
         }
-        for e in events
+        for e in changes
     ]

@@ -6,6 +6,7 @@ production swaps each by environment variables (see the README).
 
 import os
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -181,8 +182,11 @@ STATIC_ROOT = Path(os.getenv("STATIC_ROOT", str(VAR_DIR / "static")))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.getenv("MEDIA_ROOT", str(VAR_DIR / "blobs")))
 
-# Blob storage: local files by default, any S3-compatible store when a bucket is named.
+# Blob storage: local files by default, any S3-compatible store when a bucket is named (with
+# the s3 extra installed: django-storages and boto3).
 AWS_STORAGE_BUCKET_NAME = os.getenv("AWS_STORAGE_BUCKET_NAME", "")
+if AWS_STORAGE_BUCKET_NAME and not all(map(find_spec, ("storages", "boto3"))):
+    raise ImproperlyConfigured("S3 storage needs the s3 extra: pip install 'waypoint[s3]'")
 if AWS_STORAGE_BUCKET_NAME:
     _blob_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
@@ -396,7 +400,7 @@ LLM_BASE_URL = os.getenv("LLM_BASE_URL", "")  # e.g. http://localhost:8001/v1; e
 LLM_MODEL = os.getenv("LLM_MODEL", "gpt-4o-mini")
 LLM_API_KEY = os.getenv("LLM_API_KEY", "")
 LLM_TIMEOUT_S = envint("LLM_TIMEOUT_S", 120)  # one request
-# Limits on the endpoint shared by every worker (annotate/proposers/limits.py): kept in Redis
+# Limits on each endpoint shared by every worker (core/llm_limits.py): kept in Redis
 # (LLM_LIMITS_URL, by default the broker's when it is Redis), else in lock files under VAR_DIR.
 LLM_MAX_IN_FLIGHT = envint("LLM_MAX_IN_FLIGHT", 2)  # requests at once, over all workers
 LLM_REQUESTS_PER_MINUTE = envint("LLM_REQUESTS_PER_MINUTE", 0)  # 0: no rate limit

@@ -3,16 +3,16 @@
 The rules of :func:`.metrics.memory_match` decide first; the judge is asked only about targets
 they do not find complete (a paraphrase, another unit, a translation). Its answer must be one
 of complete, partial or none; anything else, or an endpoint that fails, keeps the rules'
-verdict and is counted and reported, never fatal.
+verdict and is counted and reported, never fatal. The requests go through the one client,
+:class:`core.llm.LLMClient` (its retries, limits and timeout).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
+
+from core.llm import LLMClient, LLMError
 
 PROMPT = (
     "An agent had to remember a value shown on a phone screen. Compare what it wrote down with "
@@ -39,40 +39,18 @@ class Judge:
     failed: int = 0
     errors: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.client = LLMClient(self.url, self.model, self.api_key, timeout_s=self.timeout)
+
     def _ask(self, key: str, value: str, memory: str) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [
-                    {
-                        "role": "user",
-                        "content": PROMPT.format(
-                            key=key, value=value, memory=memory or "(nothing)"
-                        ),
-                    }
-                ],
-            }
-        ).encode()
-        request = urllib.request.Request(
-            self.url.rstrip("/") + "/chat/completions",
-            data=body,
-            headers={
-                "Content-Type": "application/json",
-                **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}),
-            },
-        )
+        prompt = PROMPT.format(key=key, value=value, memory=memory or "(nothing)")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                answer = json.loads(response.read())
-            text = answer["choices"][0]["message"]["content"]
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            text = self.client.chat(prompt).text
+        except LLMError as exc:
             raise JudgeError(f"the judge did not answer ({exc})") from None
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise JudgeError("the judge's reply is not a chat completion") from None
-        found = VERDICT.search(str(text))
+        found = VERDICT.search(text)
         if not found:
-            raise JudgeError(f"the judge answered {str(text)[:60]!r}, not complete/partial/none")
+            raise JudgeError(f"the judge answered {text[:60]!r}, not complete/partial/none")
         return found.group(1).lower()
 
     def grade(self, key: str, value: str, memory: str | None, verdict: str) -> str:

@@ -29,6 +29,7 @@ from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, wayp
 from .archive import open_source
 from .dataset import Split, check_plain_options
 from .detect import AUTO, detect_folder_format
+from .parquet import check_parquet_extra
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
 Reader = Callable[[Path, dict[str, Any]], Iterator[tuple[str, TrajectoryRecord]]]
@@ -63,6 +64,8 @@ def check_export_request(
         options = {k: v for k, v in androtmem.check_options(options).items() if v}
     else:
         options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
+    if options.get("parquet"):
+        check_parquet_extra()
     Split.parse(split, "train")
     return options or {}, split or None
 

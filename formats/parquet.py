@@ -20,6 +20,11 @@ from typing import Any
 
 from trajectories.validation import InvalidData
 
+# pyarrow is the ``parquet`` extra: a deployment without it exports everything but Parquet.
+MISSING_EXTRA = (
+    "options.parquet: Parquet export needs the parquet extra: pip install 'waypoint[parquet]'"
+)
+
 BATCH = 256
 IMAGE_PREFIX = "images/"
 CARD_SECTION = """
@@ -95,13 +100,22 @@ def _conform(value: Any, kind: Any) -> Any:
     return value
 
 
+def check_parquet_extra() -> None:
+    """Refuse a Parquet export, naming the extra, where pyarrow is not installed (before the
+    export is queued, and again when it runs)."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise InvalidData(MISSING_EXTRA) from None
+
+
 def write_parquet(jsonl: Path, out: Path, folder: Path) -> None:
     """Write ``out`` from ``jsonl``, embedding the images found under ``folder``."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        raise InvalidData("options.parquet: pyarrow is not installed") from None
+    check_parquet_extra()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     image_type = pa.list_(pa.struct([("path", pa.string()), ("bytes", pa.binary())]))
     schemas = [pa.Table.from_pylist(batch).schema for batch in _batches(jsonl, None)]
     if schemas:

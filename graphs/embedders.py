@@ -9,18 +9,15 @@ Every vector is float32 and L2-normalised, so a dot product is a cosine.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
 from PIL import Image
 
+from core.llm import LLMClient, LLMError, data_url
 from trajectories.blobs import read_blob
 from trajectories.images import open_image
 from trajectories.models import Screen
@@ -184,56 +181,43 @@ class OpenAIEmbedder:
     """An OpenAI-compatible ``/v1/embeddings`` endpoint for screens and texts.
 
     WAYPOINT_EMBEDDINGS_URL is the server's base URL (``http://host:8000/v1``);
-    WAYPOINT_EMBEDDINGS_MODEL the model; WAYPOINT_EMBEDDINGS_API_KEY an optional bearer key.
-    A screen is sent as an image data URL (the served multimodal models take it as ``input``);
-    its XML is not sent.
+    WAYPOINT_EMBEDDINGS_MODEL the model; WAYPOINT_EMBEDDINGS_API_KEY an optional bearer key;
+    WAYPOINT_EMBEDDINGS_TIMEOUT_S a request's timeout. A screen is sent as an image data URL
+    (the served multimodal models take it as ``input``); its XML is not sent. Requests go
+    through the one client, :class:`core.llm.LLMClient` (its retries and limits).
     """
 
     name = "openai"
     BATCH = 16
 
     def __init__(self) -> None:
-        self.url = os.getenv("WAYPOINT_EMBEDDINGS_URL", "").rstrip("/")
+        url = os.getenv("WAYPOINT_EMBEDDINGS_URL", "")
         self.model = os.getenv("WAYPOINT_EMBEDDINGS_MODEL", "")
-        self.api_key = os.getenv("WAYPOINT_EMBEDDINGS_API_KEY", "")
-        self.timeout = float(os.getenv("WAYPOINT_EMBEDDINGS_TIMEOUT_S", "60"))
-        if not self.url or not self.model:
+        if not url or not self.model:
             raise InvalidData(
                 "embedder: openai needs WAYPOINT_EMBEDDINGS_URL and WAYPOINT_EMBEDDINGS_MODEL "
                 "set (an OpenAI-compatible /v1/embeddings server and its model)"
             )
+        self.client = LLMClient(
+            url,
+            self.model,
+            os.getenv("WAYPOINT_EMBEDDINGS_API_KEY", ""),
+            timeout_s=float(os.getenv("WAYPOINT_EMBEDDINGS_TIMEOUT_S", "60")),
+        )
         self.dim = 0  # known after the first answer
 
-    @property
-    def endpoint(self) -> str:
-        return self.url if self.url.endswith("/embeddings") else f"{self.url}/embeddings"
-
-    def _post(self, inputs: list) -> np.ndarray:
-        body = json.dumps({"model": self.model, "input": inputs}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.endpoint, data=body, headers=headers)
+    def _post(self, inputs: list[str]) -> np.ndarray:
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                answer = json.load(response)
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            raise InvalidData(f"embedder: {self.endpoint} answered {exc.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise InvalidData(f"embedder: {self.endpoint} is unreachable ({exc})") from None
+            vectors = self.client.embed(inputs)
+        except LLMError as exc:
+            raise InvalidData(f"embedder: {exc}") from None
+        try:
+            matrix = np.array(vectors, dtype=np.float32)
         except ValueError:
-            raise InvalidData(f"embedder: {self.endpoint} did not answer JSON") from None
-        try:
-            rows = sorted(answer["data"], key=lambda item: item["index"])
-            matrix = np.array([row["embedding"] for row in rows], dtype=np.float32)
-        except (KeyError, TypeError, ValueError):
+            matrix = np.zeros(0, dtype=np.float32)
+        if matrix.ndim != 2 or not matrix.shape[1]:
             raise InvalidData(
-                f"embedder: {self.endpoint} answered without data[].embedding"
-            ) from None
-        if matrix.ndim != 2 or len(matrix) != len(inputs):
-            raise InvalidData(
-                f"embedder: {self.endpoint} answered {len(matrix)} vectors for {len(inputs)} inputs"
+                f"embedder: {self.client.url('/embeddings')} answered vectors of different sizes"
             )
         self.dim = matrix.shape[1]
         return normalise(matrix)
@@ -248,7 +232,7 @@ class OpenAIEmbedder:
         urls = []
         for image, _xml in screens:
             _, content_type = open_image(image, "screenshot")  # refuse non-images first
-            urls.append(f"data:{content_type};base64,{base64.b64encode(image).decode()}")
+            urls.append(data_url(image, content_type))
         return self._batched(urls, self.dim)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:

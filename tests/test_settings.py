@@ -1,9 +1,13 @@
 """The production settings pass Django's deployment checks."""
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,3 +98,24 @@ def test_a_bad_connection_age_is_a_clear_error(tmp_path):
     assert "WAYPOINT_CONN_MAX_AGE must be an integer, got 'forever'" in result.stderr
     result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="-5")
     assert "WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got -5" in result.stderr
+
+
+def s3_settings(monkeypatch, tmp_path) -> dict:
+    """config/settings.py run afresh with a bucket named (``runpy``: Django's copy stays)."""
+    monkeypatch.setenv("DEBUG", "1")
+    monkeypatch.setenv("WAYPOINT_VAR_DIR", str(tmp_path))
+    monkeypatch.setenv("AWS_STORAGE_BUCKET_NAME", "waypoint")
+    return runpy.run_path(str(REPO / "config" / "settings.py"))
+
+
+def test_a_bucket_keeps_blobs_in_s3(monkeypatch, tmp_path):
+    storage = s3_settings(monkeypatch, tmp_path)["STORAGES"]["default"]
+    assert storage["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert storage["OPTIONS"]["bucket_name"] == "waypoint"
+
+
+def test_a_bucket_without_the_s3_extra_says_which_extra_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "boto3", None)  # `import boto3` fails
+    with pytest.raises(ImproperlyConfigured) as caught:
+        s3_settings(monkeypatch, tmp_path)
+    assert str(caught.value) == "S3 storage needs the s3 extra: pip install 'waypoint[s3]'"

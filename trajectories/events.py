@@ -62,6 +62,9 @@ NOTE_ADDED = "trajectory.note_added"
 LABELS_UNDONE = "labels.undone"
 LABELS_REDONE = "labels.redone"
 LABELS_REVERTED = "labels.reverted"  # one earlier change put back, not the last
+# what the labels said about a recorded step that is undone while recording (values it encoded
+# set aside, its index out of retrieve steps): one edit, undoable and revertable
+STEP_UNDONE_LABELS = "labels.step_undone"
 
 # review and assignment
 TRAJECTORY_SUBMITTED = "trajectory.submitted"
@@ -99,6 +102,7 @@ WORK = frozenset(
         RECORDING_FINISHED,
         STEP_RECORDED,
         STEP_UNDONE,
+        STEP_UNDONE_LABELS,
         STEP_UPDATED,
         SUBGOAL_SPLIT,
         SUBGOAL_MERGED,

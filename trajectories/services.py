@@ -1,4 +1,10 @@
-"""Every write that matters: validate, write in a transaction, record the audit event."""
+"""Every write that matters: validate, write in a transaction, record the audit event.
+
+A ``do_*`` action is a unit of work of its own, committed when it returns
+(``transaction.atomic(durable=True)``, as Zulip's actions): called inside another transaction
+it refuses to run. :func:`do_import_trajectory` is the exception: it is the building block of
+imports, which may write many trajectories in one transaction of the caller's.
+"""
 
 from __future__ import annotations
 
@@ -70,7 +76,7 @@ def record_event(
     )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def do_create_project(name: str, owner, description: str = "") -> Project:
     name = name.strip()
     if not name:
@@ -106,9 +112,13 @@ def _check_keeps_an_admin(project: Project, membership: Membership, change: str)
         )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def do_set_membership(project: Project, user, role: str, actor) -> Membership:
     """Add ``user`` to the project with ``role``, or change their role."""
+    return _set_membership(project, user, role, actor)
+
+
+def _set_membership(project: Project, user, role: str, actor) -> Membership:
     check_choice(role, Role.values, "role")
     membership, created = Membership.objects.get_or_create(
         project=project, user=user, defaults={"role": role}
@@ -132,7 +142,7 @@ def do_set_membership(project: Project, user, role: str, actor) -> Membership:
     return membership
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def do_add_membership(project: Project, user, role: str, actor) -> Membership:
     """Add a new member; someone already in the project keeps their role (change it instead)."""
     check_choice(role, Role.values, "role")
@@ -142,10 +152,10 @@ def do_add_membership(project: Project, user, role: str, actor) -> Membership:
             f"username: {user.get_username()} is already a member of this project "
             f"(as {existing.role}); change their role instead"
         )
-    return do_set_membership(project, user, role, actor)
+    return _set_membership(project, user, role, actor)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def do_remove_membership(project: Project, user, actor) -> None:
     """Take ``user`` out of the project; the last admin stays."""
     membership = Membership.objects.select_related("user").get(project=project, user=user)

@@ -8,28 +8,24 @@ graph paper's procedure in two requests.
 
 Answers are JSON, validated (:func:`.base.check_payload`): bad JSON, overlapping or
 out-of-range segments, unknown labels are asked again up to ``LLM_INVALID_RETRIES`` times, then
-the proposal fails with every raw answer kept. 429s, 5xx and timeouts are retried with
-exponential backoff (or the server's ``Retry-After``). At most ``LLM_MAX_IN_FLIGHT`` requests
-are in flight at once and at most ``LLM_REQUESTS_PER_MINUTE`` start in a minute, counted over
-every worker process (:mod:`.limits`).
+the proposal fails with every raw answer kept. The requests go through the one client,
+:class:`core.llm.LLMClient`, with its retries (429s, 5xx and timeouts, with backoff or the
+server's ``Retry-After``), its timeout and its limits (``LLM_MAX_IN_FLIGHT`` requests at once,
+``LLM_REQUESTS_PER_MINUTE``, counted over every worker process).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from django.conf import settings
 
+from core.llm import LLMClient, LLMError, image_part
 from trajectories.validation import InvalidData
 
 from .base import Episode, Proposed, check_payload
-from .limits import LimitWait, request_slot
 
 PROMPT_VERSION = "llm1"
 MAX_TEXT = 2000  # longer label text in an answer is refused
@@ -57,10 +53,6 @@ context_info, finish; content; description) and "memory_targets" (key, value, en
 retrieve_steps: values seen on one screen and needed at later steps).
 Answer with JSON only: {{"subgoals": [{{"start": .., "end": .., "text": "..", "effect": "..",
 "behaviour": "..", "success": ".."}}], "anchors": [], "memory_targets": []}}"""
-
-
-class LLMError(Exception):
-    pass
 
 
 def _json_of(text: str) -> Any:
@@ -92,14 +84,6 @@ def _describe(action: dict[str, Any]) -> str:
     )
 
 
-def _image_type(data: bytes) -> str:
-    if data.startswith(b"\xff\xd8"):
-        return "image/jpeg"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return "image/png"
-
-
 class LLMProposer:
     name = "llm"
     prompt_version = PROMPT_VERSION
@@ -110,7 +94,7 @@ class LLMProposer:
             raise InvalidData(
                 "proposer: the llm proposer needs LLM_BASE_URL (an OpenAI-compatible API)"
             )
-        self.url = settings.LLM_BASE_URL.rstrip("/") + "/chat/completions"
+        self.client = LLMClient(settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY)
         self.model = settings.LLM_MODEL
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -168,10 +152,7 @@ class LLMProposer:
         if images:
             for g in segments:
                 for screen in (g["start"], g["end"] + 1):
-                    image = episode.images[screen]
-                    data = base64.b64encode(image).decode()
-                    url = f"data:{_image_type(image)};base64,{data}"
-                    content.append({"type": "image_url", "image_url": {"url": url}})
+                    content.append(image_part(episode.images[screen]))
         return content
 
     @staticmethod
@@ -215,52 +196,7 @@ class LLMProposer:
         raise InvalidData(f"no valid answer after {len(self.raw)} tries: {error}")
 
     def _complete(self, content: list[dict[str, Any]]) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "response_format": {"type": "json_object"},
-                "messages": [{"role": "user", "content": content}],
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json"}
-        if settings.LLM_API_KEY:
-            headers["Authorization"] = f"Bearer {settings.LLM_API_KEY}"
-        wait = settings.LLM_BACKOFF_MS / 1000
-        last = ""
-        for attempt in range(1 + max(0, settings.LLM_HTTP_RETRIES)):
-            if attempt:
-                time.sleep(wait)
-                wait *= 2
-            request = urllib.request.Request(self.url, data=body, headers=headers)
-            try:
-                with (
-                    request_slot(self.url),
-                    urllib.request.urlopen(request, timeout=settings.LLM_TIMEOUT_S) as response,
-                ):
-                    answer = json.loads(response.read())
-            except LimitWait as exc:
-                raise LLMError(str(exc)) from None
-            except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code} from {self.url}"
-                if exc.code == 429 or exc.code >= 500:
-                    retry_after = exc.headers.get("Retry-After", "")
-                    if retry_after.isdigit():
-                        wait = float(retry_after)
-                    continue
-                raise LLMError(last) from None
-            except (urllib.error.URLError, TimeoutError, OSError) as exc:
-                last = f"no answer from {self.url} ({getattr(exc, 'reason', exc)})"
-                continue
-            except ValueError:
-                raise LLMError(f"{self.url} answered something that is not JSON") from None
-            try:
-                usage = answer.get("usage") or {}
-                self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                self.completion_tokens += int(usage.get("completion_tokens") or 0)
-                return str(answer["choices"][0]["message"]["content"])
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-                raise LLMError(
-                    f"{self.url} answered something that is not a chat completion"
-                ) from None
-        raise LLMError(f"gave up after {1 + settings.LLM_HTTP_RETRIES} requests: {last}")
+        answer = self.client.chat(content, json_object=True)
+        self.prompt_tokens += answer.prompt_tokens
+        self.completion_tokens += answer.completion_tokens
+        return answer.text

@@ -1,4 +1,9 @@
-"""Who annotates what: assignments, double annotation with copies, spreading the load."""
+"""Who annotates what: assignments, double annotation with copies, spreading the load.
+
+Each ``do_*`` action commits on return (``transaction.atomic(durable=True)``); the actions
+built from others (a double assignment is two assignments and a copy, spreading is many
+assignments) call the undecorated helpers, so the whole of it commits or none.
+"""
 
 from __future__ import annotations
 
@@ -18,54 +23,58 @@ from trajectories.validation import InvalidData, fail
 from ..models import Assignment
 
 
+@transaction.atomic(durable=True)
 def do_make_copy(original: Trajectory, actor) -> Trajectory:
     """A second annotator's copy: the same steps on the same screens (shared blobs) and the
     labels the original has now, under a new uid, linked by ``copy_of``."""
-    with transaction.atomic():
-        copy = Trajectory.objects.get(pk=original.pk)
-        copy.pk = None
-        copy.id = None
-        copy.uid = uuid.uuid4()
-        copy.copy_of = original
-        copy.version = 1
-        copy.status = Status.ANNOTATING
-        copy.final_screen = None
-        copy.save()
-        screens = list(Screen.objects.filter(trajectory=original).order_by("id"))
-        old_ids = [s.pk for s in screens]
-        for s in screens:
-            s.pk = None
-            s.trajectory = copy
-        Screen.objects.bulk_create(screens)
-        new_id = dict(zip(old_ids, (s.pk for s in screens), strict=True))
-        steps = list(Step.objects.filter(trajectory=original).order_by("index"))
-        for s in steps:
-            s.pk = None
-            s.trajectory = copy
-            s.screen_id = new_id[s.screen_id]
-        Step.objects.bulk_create(steps)
-        if original.final_screen_id in new_id:
-            copy.final_screen_id = new_id[original.final_screen_id]
-            copy.save(update_fields=["final_screen"])
-        labels = all_labels(original)
-        for part in ("subgoals", "memory_targets"):
-            restore(copy, part, [{**item, "id": None} for item in labels[part]])
-        restore(
-            copy,
-            "anchors",
-            {
-                "anchors": [{**a, "id": None} for a in labels["anchors"]],
-                "links": [{**link, "id": None} for link in labels["links"]],
-            },
-        )
-        record_event(
-            events.TRAJECTORY_COPIED,
-            actor=actor,
-            trajectory=copy,
-            object_type="Trajectory",
-            object_id=copy.pk,
-            after={"copy_of": original.pk},
-        )
+    return _make_copy(original, actor)
+
+
+def _make_copy(original: Trajectory, actor) -> Trajectory:
+    copy = Trajectory.objects.get(pk=original.pk)
+    copy.pk = None
+    copy.id = None
+    copy.uid = uuid.uuid4()
+    copy.copy_of = original
+    copy.version = 1
+    copy.status = Status.ANNOTATING
+    copy.final_screen = None
+    copy.save()
+    screens = list(Screen.objects.filter(trajectory=original).order_by("id"))
+    old_ids = [s.pk for s in screens]
+    for s in screens:
+        s.pk = None
+        s.trajectory = copy
+    Screen.objects.bulk_create(screens)
+    new_id = dict(zip(old_ids, (s.pk for s in screens), strict=True))
+    steps = list(Step.objects.filter(trajectory=original).order_by("index"))
+    for s in steps:
+        s.pk = None
+        s.trajectory = copy
+        s.screen_id = new_id[s.screen_id]
+    Step.objects.bulk_create(steps)
+    if original.final_screen_id in new_id:
+        copy.final_screen_id = new_id[original.final_screen_id]
+        copy.save(update_fields=["final_screen"])
+    labels = all_labels(original)
+    for part in ("subgoals", "memory_targets"):
+        restore(copy, part, [{**item, "id": None} for item in labels[part]])
+    restore(
+        copy,
+        "anchors",
+        {
+            "anchors": [{**a, "id": None} for a in labels["anchors"]],
+            "links": [{**link, "id": None} for link in labels["links"]],
+        },
+    )
+    record_event(
+        events.TRAJECTORY_COPIED,
+        actor=actor,
+        trajectory=copy,
+        object_type="Trajectory",
+        object_id=copy.pk,
+        after={"copy_of": original.pk},
+    )
     return copy
 
 
@@ -78,47 +87,60 @@ def _check_annotator(project: Project, annotator) -> None:
 def do_assign(trajectory: Trajectory, annotator, actor) -> Assignment:
     """Assign a trajectory to one annotator (again: nothing changes)."""
     _check_annotator(trajectory.project, annotator)
-    with transaction.atomic():
-        assignment, created = Assignment.objects.get_or_create(
-            trajectory=trajectory, annotator=annotator, defaults={"assigned_by": actor}
+    with transaction.atomic(durable=True):
+        return _assign(trajectory, annotator, actor)
+
+
+def _assign(trajectory: Trajectory, annotator, actor) -> Assignment:
+    assignment, created = Assignment.objects.get_or_create(
+        trajectory=trajectory, annotator=annotator, defaults={"assigned_by": actor}
+    )
+    if created:
+        record_event(
+            events.ASSIGNMENT_ADDED,
+            actor=actor,
+            trajectory=trajectory,
+            object_type="Assignment",
+            object_id=assignment.pk,
+            after={"annotator": annotator.get_username()},
         )
-        if created:
-            record_event(
-                events.ASSIGNMENT_ADDED,
-                actor=actor,
-                trajectory=trajectory,
-                object_type="Assignment",
-                object_id=assignment.pk,
-                after={"annotator": annotator.get_username()},
-            )
     return assignment
 
 
+@transaction.atomic(durable=True)
 def do_unassign(trajectory: Trajectory, annotator, actor) -> None:
-    with transaction.atomic():
-        deleted, _ = Assignment.objects.filter(trajectory=trajectory, annotator=annotator).delete()
-        if deleted:
-            record_event(
-                events.ASSIGNMENT_REMOVED,
-                actor=actor,
-                trajectory=trajectory,
-                object_type="Assignment",
-                before={"annotator": annotator.get_username()},
-            )
+    deleted, _ = Assignment.objects.filter(trajectory=trajectory, annotator=annotator).delete()
+    if deleted:
+        record_event(
+            events.ASSIGNMENT_REMOVED,
+            actor=actor,
+            trajectory=trajectory,
+            object_type="Assignment",
+            before={"annotator": annotator.get_username()},
+        )
 
 
 def do_assign_double(trajectory: Trajectory, first, second, actor) -> Trajectory:
     """Two annotators label the same trajectory independently: ``first`` the original,
     ``second`` a copy. Returns the copy."""
+    _check_double(trajectory, first, second)
+    with transaction.atomic(durable=True):
+        return _assign_double(trajectory, first, second, actor)
+
+
+def _check_double(trajectory: Trajectory, first, second) -> None:
     if first.pk == second.pk:
         raise InvalidData("double annotation needs two different annotators")
     if trajectory.copy_of_id:
         raise InvalidData("this trajectory is already a copy for double annotation")
+    _check_annotator(trajectory.project, first)
     _check_annotator(trajectory.project, second)
-    with transaction.atomic():
-        do_assign(trajectory, first, actor)
-        copy = do_make_copy(trajectory, actor)
-        do_assign(copy, second, actor)
+
+
+def _assign_double(trajectory: Trajectory, first, second, actor) -> Trajectory:
+    _assign(trajectory, first, actor)
+    copy = _make_copy(trajectory, actor)
+    _assign(copy, second, actor)
     return copy
 
 
@@ -155,7 +177,7 @@ def do_spread_assignments(
         return chosen
 
     made: list[Assignment] = []
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         for trajectory in trajectories:
             if trajectory.project_id != project.pk:
                 raise InvalidData(f"trajectory {trajectory.pk} is not in {project.name}")
@@ -168,13 +190,14 @@ def do_spread_assignments(
             )
             if per_trajectory == 1:
                 if not existing:
-                    made.append(do_assign(trajectory, least_loaded(set()), actor))
+                    made.append(_assign(trajectory, least_loaded(set()), actor))
                 continue
             if existing:
                 first = users.get(existing[0]) or get_user_model().objects.get(pk=existing[0])
             else:
                 first = least_loaded(set())
             second = least_loaded({first.pk})
-            copy = do_assign_double(trajectory, first, second, actor)
+            _check_double(trajectory, first, second)
+            copy = _assign_double(trajectory, first, second, actor)
             made += list(Assignment.objects.filter(trajectory__in=[trajectory, copy]))
     return made

@@ -4,6 +4,9 @@ A proposal is one per trajectory, proposer and prompt version: asking again retu
 there is (and runs a failed one again). Accepting proposed items is an ordinary label edit of
 the one edit protocol (versioned, audited as ``proposal.accepted``, undoable); the labels keep
 where they came from (a subgoal's ``origin``, evidence ``source``).
+
+Each ``do_*`` action commits on return (``transaction.atomic(durable=True)``); accepting
+commits its label edits (:func:`~trajectories.labels.protocol.apply_edit`) with the decisions.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from trajectories.jobs import (
 )
 from trajectories.labels.edits import check_evidence, next_anchor_key, text_field
 from trajectories.labels.parts import anchor_row, memory_target_row, subgoal_row
-from trajectories.labels.protocol import edit, last_edit_event_id
+from trajectories.labels.protocol import apply_edit, last_edit_event_id
 from trajectories.models import (
     Anchor,
     AuditEvent,
@@ -64,23 +67,27 @@ def do_request_proposal(
     impl = get_proposer(proposer)
     if not trajectory.step_count:
         raise InvalidData("trajectory: it has no steps to propose labels for")
+    with transaction.atomic(durable=True):
+        return _request_proposal(trajectory, actor, impl)
+
+
+def _request_proposal(trajectory: Trajectory, actor, impl) -> tuple[Proposal, bool]:
     key = {"trajectory": trajectory, "proposer": impl.name, "prompt_version": impl.prompt_version}
-    with transaction.atomic():
-        found = Proposal.objects.select_for_update().filter(**key).first()
-        if found is not None:
-            if found.status != ProposalStatus.FAILED:
-                return found, False
-            Proposal.objects.filter(pk=found.pk).update(status=ProposalStatus.PENDING, error="")
-            found.status, found.error = ProposalStatus.PENDING, ""
-            return found, True
-        try:
-            with transaction.atomic():
-                proposal = Proposal.objects.create(
-                    **key, model=getattr(impl, "model", ""), requested_by=actor
-                )
-        except IntegrityError:  # a concurrent request made it first
-            return Proposal.objects.get(**key), False
-        record_event(events.PROPOSAL_REQUESTED, actor=actor, trajectory=trajectory, obj=proposal)
+    found = Proposal.objects.select_for_update().filter(**key).first()
+    if found is not None:
+        if found.status != ProposalStatus.FAILED:
+            return found, False
+        Proposal.objects.filter(pk=found.pk).update(status=ProposalStatus.PENDING, error="")
+        found.status, found.error = ProposalStatus.PENDING, ""
+        return found, True
+    try:
+        with transaction.atomic():
+            proposal = Proposal.objects.create(
+                **key, model=getattr(impl, "model", ""), requested_by=actor
+            )
+    except IntegrityError:  # a concurrent request made it first
+        return Proposal.objects.get(**key), False
+    record_event(events.PROPOSAL_REQUESTED, actor=actor, trajectory=trajectory, obj=proposal)
     return proposal, True
 
 
@@ -135,16 +142,16 @@ def do_start_proposals(
     """Queue a job asking ``proposer`` for proposals on the project's trajectories that match
     ``filters`` (the trajectory list's: ``{"trajectories": [uid, ...]}`` for a selection,
     none for all)."""
-    get_proposer(proposer)
+    impl = get_proposer(proposer)
     filters = check_trajectory_filters(filters)
     chosen = list(trajectory_list(None, project, filters))
     if not chosen:
         raise InvalidData("trajectories: no trajectory of this project matches the selection")
     ids = [t.pk for t in chosen]
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         for trajectory in chosen:  # pending from now on: the workspace shows they were asked
             if trajectory.step_count:
-                do_request_proposal(trajectory, actor, proposer)
+                _request_proposal(trajectory, actor, impl)
         job = Job.objects.create(
             project=project,
             kind=JobKind.PROPOSE,
@@ -363,10 +370,10 @@ def do_accept(
     version = expected_version
     decision = "edited" if edited else "accepted"
     accepted_in: dict[str, dict[str, Any]] = {}
-    with transaction.atomic():
+    with transaction.atomic(durable=True):  # the label edits and the decisions, or nothing
         for part in PARTS:
             if part in by_part:
-                edit(
+                apply_edit(
                     trajectory,
                     actor,
                     version,
@@ -426,7 +433,7 @@ def do_reject(proposal: Proposal, actor, items: Any = "all") -> Proposal:
     """Set proposed items aside; nothing is written to the labels."""
     _check_decidable(proposal)
     chosen = check_items(proposal, items)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         _decide(proposal, actor, chosen, "rejected")
     return proposal
 

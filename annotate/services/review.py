@@ -1,4 +1,7 @@
-"""Submitting labels for review, and the reviewer's comments and decisions."""
+"""Submitting labels for review, and the reviewer's comments and decisions.
+
+Each ``do_*`` action commits on return (``transaction.atomic(durable=True)``).
+"""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def problems_of_trajectory(trajectory: Trajectory) -> list:
 
 def do_submit(trajectory: Trajectory, actor, expected_version: Any) -> None:
     """Send the labels for review once nothing is missing."""
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = lock(trajectory, expected_version)
         check_editable(locked)
         problems = problems_of_trajectory(locked)
@@ -61,21 +64,29 @@ def do_submit(trajectory: Trajectory, actor, expected_version: Any) -> None:
 
 def do_comment(trajectory: Trajectory, actor, step: Any, text: Any) -> ReviewComment:
     """A reviewer's comment on a step (or on the whole trajectory when ``step`` is None)."""
+    step, text = _check_comment(trajectory, step, text)
+    with transaction.atomic(durable=True):
+        return _comment(trajectory, actor, step, text)
+
+
+def _check_comment(trajectory: Trajectory, step: Any, text: Any) -> tuple[int | None, str]:
     if step is not None:
         step = check_step_index(step, trajectory.step_count, "step")
-    text = text_field(text, "text", required=True).strip()
-    with transaction.atomic():
-        comment = ReviewComment.objects.create(
-            trajectory=trajectory, step_index=step, author=actor, text=text
-        )
-        record_event(
-            events.REVIEW_COMMENTED,
-            actor=actor,
-            trajectory=trajectory,
-            object_type="ReviewComment",
-            object_id=comment.pk,
-            after={"step": step, "text": text},
-        )
+    return step, text_field(text, "text", required=True).strip()
+
+
+def _comment(trajectory: Trajectory, actor, step: int | None, text: str) -> ReviewComment:
+    comment = ReviewComment.objects.create(
+        trajectory=trajectory, step_index=step, author=actor, text=text
+    )
+    record_event(
+        events.REVIEW_COMMENTED,
+        actor=actor,
+        trajectory=trajectory,
+        object_type="ReviewComment",
+        object_id=comment.pk,
+        after={"step": step, "text": text},
+    )
     return comment
 
 
@@ -94,7 +105,7 @@ def do_resolve_comment(comment: ReviewComment, actor, resolved: bool = True) -> 
 
     The caller has checked that ``actor`` may edit or review the trajectory.
     """
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = ReviewComment.objects.select_for_update().get(pk=comment.pk)
         if locked.resolved == resolved:
             return False
@@ -148,7 +159,7 @@ def do_review(
         "reject": Status.REJECTED,
         "send_back": Status.ANNOTATING,
     }[decision]
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = lock(trajectory, expected_version)
         reopening = decision == "send_back" and locked.status in (Status.APPROVED, Status.REJECTED)
         if locked.status != Status.IN_REVIEW and not reopening:
@@ -156,7 +167,7 @@ def do_review(
                 f"this trajectory is {locked.get_status_display().lower()}, not in review"
             )
         for c in comments:
-            do_comment(locked, actor, c.get("step"), c["text"])
+            _comment(locked, actor, *_check_comment(locked, c.get("step"), c["text"]))
         bump(trajectory, locked, status=new_status)
         record_event(
             events.REVIEW_DECIDED[decision],

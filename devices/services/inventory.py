@@ -55,7 +55,7 @@ def do_update_device(
         raise InvalidData("label: at most 200 characters")
     change_limit = max_lease_seconds is not ...
     seconds = check_max_lease_seconds(max_lease_seconds) if change_limit else None
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         device = Device.objects.select_for_update().filter(serial=serial).first()
         before = _state(device) if device else None
         if device is None:

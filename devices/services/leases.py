@@ -91,17 +91,17 @@ def _interrupt_recording(lease: Lease, reason: str) -> None:
     """A lease that ends under a recording leaves the trajectory interrupted, steps kept."""
     if lease.trajectory_id is None:
         return
-    from .recording import do_interrupt
+    from .recording import interrupt_recording
 
     trajectory = Trajectory.objects.filter(pk=lease.trajectory_id, status=Status.RECORDING).first()
     if trajectory is not None:
-        do_interrupt(trajectory, reason)
+        interrupt_recording(trajectory, reason)
 
 
 def do_take_device(serial: str, adb_server: str, user, seconds: int | None = None) -> Lease:
     """Lease the device to ``user`` (renewing their own lease); refuse while another holds it."""
     for _attempt in range(2):
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             lease = Lease.objects.select_related("holder").filter(serial=serial).first()
             if lease is not None and lease.holder_id != user.pk:
                 if not lease.is_expired:
@@ -181,7 +181,7 @@ def do_release_device(serial: str, user, *, force: bool = False) -> bool:
     The holder releases their own lease; a site admin or an admin of one of the device's
     projects may end anyone's (``force``).
     """
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         lease = Lease.objects.select_related("holder").filter(serial=serial).first()
         if lease is None:
             return False

@@ -5,6 +5,9 @@ until the screen settles → capture the new Screen → store the Step. The traj
 ``final_screen`` is always the screen the device showed after the last step: the "before"
 screen of the next one. Recording state lives in the trajectory (``status``, ``metadata``)
 and in the device's lease (``Lease.trajectory``), so it survives restarts of the web server.
+
+Each ``do_*`` action and each recorded step commits when it returns
+(``transaction.atomic(durable=True)``); labels change only through the edit protocol.
 """
 
 from __future__ import annotations
@@ -18,14 +21,22 @@ from typing import Any
 
 import adbutils
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from trajectories import events
 from trajectories.blobs import put_blobs, read_blob
 from trajectories.grading import answer_matches
 from trajectories.labels import edits
-from trajectories.labels.parts import memory_target_dict
-from trajectories.labels.protocol import RECORDING, bump, forget_undo, lock_row, update_metadata
+from trajectories.labels.parts import memory_target_dict, step_dict
+from trajectories.labels.protocol import (
+    RECORDING,
+    apply_edit,
+    bump,
+    forget_undo,
+    lock_row,
+    update_metadata,
+)
 from trajectories.models import (
     ActionType,
     MemoryTarget,
@@ -221,7 +232,7 @@ def do_start_recording(
         metadata["virtual_device"] = {**env, "reset": seed is not None}
     if facts.virtual and task.uid.startswith(VIRTUAL_TASK_PREFIX):
         metadata["virtual_task"] = task.uid.split(":")[1]
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         trajectory = Trajectory.objects.create(
             project=task.project,
             task=task,
@@ -261,16 +272,16 @@ def _without_id(label: dict[str, Any]) -> dict[str, Any]:
 
 
 def _park_memory_targets(
-    trajectory: Trajectory, metadata: dict[str, Any], encode_steps: list[int], reason: str
+    metadata: dict[str, Any], targets: QuerySet[MemoryTarget], reason: str
 ) -> list[dict[str, Any]]:
-    """Move memory targets whose encode step has no step (any more) into the metadata.
+    """Move memory targets into ``metadata["parked_memory_targets"]``: their key, value and
+    evidence are kept there, so nothing typed is lost and the labels stay valid.
 
     A target marked on the current screen is encoded by the step not yet recorded; if that
     step never comes (the recording is interrupted), or the step it named is undone, the row
-    would name a step that does not exist. Its key, value and evidence are kept in
-    ``metadata["parked_memory_targets"]`` so nothing typed is lost and the labels stay valid.
+    would name a step that does not exist.
     """
-    targets = list(MemoryTarget.objects.filter(trajectory=trajectory, encode_step__in=encode_steps))
+    targets = list(targets)
     at = timezone.now().isoformat()
     parked = [{**_without_id(memory_target_dict(t)), "reason": reason, "at": at} for t in targets]
     if parked:
@@ -281,29 +292,36 @@ def _park_memory_targets(
 
 def do_interrupt(trajectory: Trajectory, reason: str) -> bool:
     """Leave a recording ``interrupted`` with its steps; False when it was not recording."""
-    with transaction.atomic():
-        locked = lock_row(trajectory)
-        if locked.status != Status.RECORDING:
-            return False
-        steps = locked.step_count
+    with transaction.atomic(durable=True):
+        return interrupt_recording(trajectory, reason)
 
-        def change(metadata: dict[str, Any]) -> None:
-            metadata["interruption"] = {
-                "at": timezone.now().isoformat(),
-                "reason": reason,
-                "steps": steps,
-            }
-            _park_memory_targets(trajectory, metadata, [steps], "the recording was interrupted")
 
-        update_metadata(trajectory, change, status=Status.INTERRUPTED)
-        Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
-        record_event(
-            events.TRAJECTORY_INTERRUPTED,
-            trajectory=trajectory,
-            obj=trajectory,
-            before={"status": Status.RECORDING},
-            after={"status": Status.INTERRUPTED, "reason": reason},
-        )
+def interrupt_recording(trajectory: Trajectory, reason: str) -> bool:
+    """:func:`do_interrupt` inside the caller's transaction: a lease that ends under a
+    recording interrupts it in the same commit."""
+    locked = lock_row(trajectory)
+    if locked.status != Status.RECORDING:
+        return False
+    steps = locked.step_count
+
+    def change(metadata: dict[str, Any]) -> None:
+        metadata["interruption"] = {
+            "at": timezone.now().isoformat(),
+            "reason": reason,
+            "steps": steps,
+        }
+        pending = MemoryTarget.objects.filter(trajectory=trajectory, encode_step=steps)
+        _park_memory_targets(metadata, pending, "the recording was interrupted")
+
+    update_metadata(trajectory, change, status=Status.INTERRUPTED)
+    Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
+    record_event(
+        events.TRAJECTORY_INTERRUPTED,
+        trajectory=trajectory,
+        obj=trajectory,
+        before={"status": Status.RECORDING},
+        after={"status": Status.INTERRUPTED, "reason": reason},
+    )
     return True
 
 
@@ -327,7 +345,7 @@ def do_resume_recording(lease: Lease, trajectory: Trajectory, actor, conn: Conne
             f"{trajectory.screen_height}; device {lease.serial} shows {shot.width}x{shot.height}."
         )
     env = read_environment(conn.device, lease.serial) if conn.facts.virtual else None
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = lock_row(trajectory)
         if locked.status != Status.INTERRUPTED:
             raise RecordingError("Someone else resumed this trajectory first.")
@@ -393,7 +411,7 @@ def _save_step(
     settle: Settle | None = None,
 ) -> Step:
     index = trajectory.step_count
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         after_screen = store_screen(trajectory, after, settle) if after is not None else before
         updated = Trajectory.objects.filter(
             pk=trajectory.pk, status=Status.RECORDING, step_count=index
@@ -530,7 +548,7 @@ def do_finish_recording(
             if graded is not None:
                 metadata["grade"] = graded
 
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         update_metadata(trajectory, change, status=Status.ANNOTATING, outcome=outcome)
         Lease.objects.filter(trajectory=trajectory).update(trajectory=None)
         record_event(
@@ -548,37 +566,44 @@ def do_finish_recording(
 
 
 def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
-    """Forget the last step's record. The device is NOT undone: it stays where it is now."""
+    """Forget the last step's record. The device is NOT undone: it stays where it is now.
+
+    Removing the step is a recording action (``step.undone``, with the labels the step had);
+    what the labels said about it is one label edit of the protocol (``labels.step_undone``):
+    values encoded by the undone step are set aside and its index leaves the retrieve steps,
+    audited before and after, and undoable or revertable from the console and the workspace.
+    """
     check_recording(trajectory)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = lock_row(trajectory)
         step = Step.objects.filter(trajectory=locked).order_by("-index").first()
         if step is None:
             raise RecordingError("There is no step to undo.")
         if locked.step_count != step.index + 1:
             raise RecordingError("Another step was recorded at the same time; reload the page.")
-        # The labels change (values marked on the undone screen are parked): a new version,
-        # and label edits of the old steps can no longer be undone.
-        bump(trajectory, locked, step_count=step.index)
-        forget_undo(trajectory)
+        index, screen_id, step_id = step.index, step.screen_id, step.pk
         removed = {"type": step.action_type, **step.action}
-        screen_id = step.screen_id
+        encoded = list(
+            MemoryTarget.objects.filter(trajectory=trajectory, encode_step=index).values_list(
+                "pk", flat=True
+            )
+        )
+        # The steps change: a new version, and label edits of the old steps can no longer be
+        # undone (they could put labels back on a step that is not the same any more).
+        bump(trajectory, locked, step_count=index)
+        forget_undo(trajectory)
 
         def forget_step(metadata: dict[str, Any]) -> None:
             metadata.setdefault("undone_steps", []).append(
-                {"index": step.index, "action": removed, "at": timezone.now().isoformat()}
+                {"index": index, "action": removed, "at": timezone.now().isoformat()}
             )
-            # Values marked on the undone step's screen lose their screen; values marked on
-            # the current screen are now encoded by the step that takes the undone one's index.
-            _park_memory_targets(trajectory, metadata, [step.index], "its step was undone")
-            MemoryTarget.objects.filter(trajectory=trajectory, encode_step=step.index + 1).update(
-                encode_step=step.index
-            )
-            for target in MemoryTarget.objects.filter(trajectory=trajectory):
-                if step.index in target.retrieve_steps:
-                    target.retrieve_steps = [i for i in target.retrieve_steps if i != step.index]
-                    target.save(update_fields=["retrieve_steps"])
             step.delete()
+            # Numbers that follow the steps and screens, not label decisions: values marked on
+            # the current screen are encoded by the step that takes the undone one's index,
+            # and evidence names screens by their place.
+            MemoryTarget.objects.filter(trajectory=trajectory, encode_step=index + 1).update(
+                encode_step=index
+            )
             if screen_id != trajectory.final_screen_id:
                 _forget_screen(trajectory, screen_id, metadata)
 
@@ -587,8 +612,33 @@ def do_undo_last_step(trajectory: Trajectory, actor) -> Step:
             events.STEP_UNDONE,
             actor=actor,
             trajectory=trajectory,
-            obj=step,
-            before={"index": step.index, "action": removed},
+            object_type="Step",
+            object_id=step_id,
+            before={"index": index, "action": removed, "labels": step_dict(step)},
+        )
+
+        def unlabel(locked: Trajectory) -> None:
+            # Values marked on the undone step's screen would name a step that is gone (or
+            # the next one, on another screen): kept aside, nothing typed is lost.
+            parked = MemoryTarget.objects.filter(trajectory=locked, pk__in=encoded)
+            update_metadata(
+                trajectory,
+                lambda metadata: _park_memory_targets(metadata, parked, "its step was undone"),
+            )
+            for target in MemoryTarget.objects.filter(trajectory=locked):
+                if index in target.retrieve_steps:
+                    target.retrieve_steps = [i for i in target.retrieve_steps if i != index]
+                    target.save(update_fields=["retrieve_steps"])
+
+        apply_edit(
+            trajectory,
+            actor,
+            trajectory.version,
+            events.STEP_UNDONE_LABELS,
+            "memory_targets",
+            unlabel,
+            object_type="MemoryTarget",
+            statuses=RECORDING,
         )
     return step
 

@@ -14,6 +14,7 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
 from core.chromium import CHROMIUM_ARGS
@@ -28,6 +29,12 @@ ORIGIN = "http://device.waypoint.test"
 SCREEN_ARGS = [*CHROMIUM_ARGS, "--headless", "--disable-smooth-scrolling", "--hide-scrollbars"]
 LAUNCHER = ("com.android.launcher3", ".Launcher")
 SWIPE_REST_S = 0.06  # longer than Chromium's 40 ms after which a pointer counts as stopped
+# Playwright drives the screen's Chromium; it is the ``virtual`` extra.
+MISSING_EXTRA = "The virtual device needs the virtual extra: pip install 'waypoint[virtual]'"
+
+
+def has_playwright() -> bool:
+    return find_spec("playwright") is not None
 
 
 @dataclass
@@ -70,6 +77,8 @@ class Screen:
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
+        if not has_playwright():
+            raise RuntimeError(MISSING_EXTRA)
         from playwright.async_api import async_playwright
 
         self._pw = await async_playwright().start()

@@ -13,7 +13,10 @@ import pytest
 
 
 class Server:
-    """Answers each request with the next scripted reply: (status, body, delay s, headers)."""
+    """Answers each request with the next scripted reply: (status, content, delay s[, headers]).
+
+    A 200's content becomes a chat completion's message (JSON-encoded unless it is a string);
+    ``bytes`` content is sent as the body as it is, whatever the status."""
 
     def __init__(self, replies: list[tuple[int, object, float]] | Callable[[dict], tuple]):
         self.replies = replies
@@ -42,10 +45,13 @@ class Server:
                     replies = server.replies
                     reply = replies(body) if callable(replies) else replies.pop(0)
                 status, content, delay = reply[:3]
+                headers = reply[3] if len(reply) > 3 else {"Retry-After": "0"}
                 time.sleep(delay)
                 with server.lock:
                     server.in_flight -= 1
-                if status == 200:
+                if isinstance(content, bytes):
+                    payload = content
+                elif status == 200:
                     data = {
                         "choices": [
                             {
@@ -64,7 +70,8 @@ class Server:
                 try:
                     self.send_response(status)
                     if status == 429:
-                        self.send_header("Retry-After", "0")
+                        for name, value in headers.items():
+                            self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()

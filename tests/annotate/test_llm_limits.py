@@ -12,7 +12,8 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 
-from annotate.proposers import get_proposer, limits
+from annotate.proposers import get_proposer
+from core import llm_limits as limits
 from tests.annotate.test_llm_proposer import SEGMENTS, episode
 
 

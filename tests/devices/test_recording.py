@@ -462,6 +462,74 @@ def test_undoing_a_recorded_step_leaves_no_label_edit_to_undo_onto_another_step(
     assert recording.steps.get(index=1).thought == ""
 
 
+def record_kettle_then_undo_the_step_that_encoded_it(recording, alice):
+    """The kettle is marked on the shop's screen, the next step is taken, then undone."""
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    box = element(current(recording), resource_id="com.waypoint.freshcart:id/product_kettle")
+    kettle = do_mark_memory_target(
+        recording, alice, recording.version, key="kettle", value="", bounds=list(box.bounds)
+    )
+    record_step(recording, {"type": "back"}, alice)
+    do_undo_last_step(recording, alice)
+    assert not MemoryTarget.objects.filter(trajectory=recording).exists()
+    return kettle
+
+
+def test_a_step_undone_while_recording_shows_in_the_workspace_history_and_reverts(
+    recording, alice, client
+):
+    from django.urls import reverse
+
+    from trajectories import events
+
+    kettle = record_kettle_then_undo_the_step_that_encoded_it(recording, alice)
+    undone, labels = AuditEvent.objects.filter(trajectory=recording).order_by("-id")[:2][::-1]
+    assert (undone.kind, undone.before["index"], undone.before["action"]) == (
+        events.STEP_UNDONE,
+        1,
+        {"type": "back"},
+    )
+    assert labels.kind == events.STEP_UNDONE_LABELS and labels.actor == alice
+    assert [m["key"] for m in labels.before["memory_targets"]] == ["kettle"]
+    assert labels.after == {"memory_targets": []}
+
+    do_finish_recording(recording, alice)
+    client.force_login(alice)
+    page = client.get(reverse("annotate-workspace", args=[recording.pk])).content.decode()
+    start = page.index(f'data-event="{labels.pk}"')
+    entry = page[start : page.index("    </li>\n", start)]
+    assert "<b>alice</b> took the labels off an undone step" in entry
+    assert "revert</button>" in entry and "<li>removed memory target “kettle”</li>" in entry
+
+    recording.refresh_from_db()
+    response = client.post(
+        reverse("annotate-edit", args=[recording.pk, "revert"]),
+        {"version": recording.version, "event": labels.pk},
+    )
+    assert response.status_code == 200
+    back = MemoryTarget.objects.get(trajectory=recording)
+    assert (back.pk, back.key, back.value, back.encode_step) == (
+        kettle.pk,
+        "kettle",
+        kettle.value,
+        1,
+    )
+    reverted = AuditEvent.objects.filter(trajectory=recording).latest("id")
+    assert (reverted.kind, reverted.object_id) == (events.LABELS_REVERTED, str(labels.pk))
+
+
+def test_the_console_undoes_the_labels_a_step_undo_took_off(recording, alice):
+    from trajectories.labels import protocol
+    from trajectories.labels.protocol import RECORDING
+
+    kettle = record_kettle_then_undo_the_step_that_encoded_it(recording, alice)
+    assert protocol.undo_state(recording) == {"can_undo": True, "can_redo": False}
+    assert protocol.do_undo(recording, alice, recording.version, statuses=RECORDING)
+    # encoded by the next step again, which is now the undone one's index
+    back = MemoryTarget.objects.get(trajectory=recording)
+    assert (back.key, back.value, back.encode_step) == ("kettle", kettle.value, 1)
+
+
 def test_console_edits_without_a_version_are_refused(recording, alice):
     from trajectories.validation import InvalidData
 

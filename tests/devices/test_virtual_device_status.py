@@ -119,3 +119,27 @@ def test_the_devices_page_says_nothing_of_a_virtual_device_that_is_not_wanted(
     write_status(settings.WAYPOINT_VIRTUAL_DEVICE_STATUS, FAILED, detail="no Chromium to render")
     client.force_login(alice)
     assert "virtual device" not in client.get("/devices/").content.decode()
+
+
+VIRTUAL_EXTRA = "The virtual device needs the virtual extra: pip install 'waypoint[virtual]'"
+
+
+def test_without_the_virtual_extra_the_command_says_which_extra_to_install(tmp_path, monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    from devices.virtual import VirtualDevice
+    from devices.virtual.status import read_status
+
+    monkeypatch.setitem(sys.modules, "playwright", None)  # `import playwright` fails
+    status_file = tmp_path / "virtual_device.json"
+    with pytest.raises(CommandError) as caught:
+        call_command("virtual_device", status_file=status_file)
+    assert str(caught.value) == VIRTUAL_EXTRA
+    assert (
+        read_status(status_file).problem == f"the virtual device failed to start: {VIRTUAL_EXTRA}"
+    )
+    # started another way (the tests' fixture), the device says the same
+    device = VirtualDevice(port=free_port(), size="540x1200", seed=7, chromium_path="chromium")
+    with pytest.raises(RuntimeError) as caught:
+        device.start()
+    assert str(caught.value) == f"the virtual device failed to start: {VIRTUAL_EXTRA}"

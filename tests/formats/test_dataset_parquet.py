@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,49 @@ def test_each_format_writes_parquet_with_the_images_embedded(
         assert {k: v for k, v in row.items() if k in record} == record
     images = loaded.cast_column("image_files", datasets.Sequence(datasets.Image()))
     assert images[0]["image_files"][0].size == (120, 240)
+
+
+PARQUET_EXTRA = (
+    "options.parquet: Parquet export needs the parquet extra: pip install 'waypoint[parquet]'"
+)
+
+
+def test_a_parquet_export_without_the_parquet_extra_is_refused_naming_it(
+    project, alice, client, tmp_path, monkeypatch
+):
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    from trajectories.models import Job
+    from trajectories.validation import InvalidData
+
+    do_import_trajectory(project, make_record(steps=2, seed=1))
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` fails
+    api = APIClient()
+    api.force_authenticate(alice)
+    response = api.post(
+        f"/api/v1/projects/{project.pk}/exports/",
+        {"format": "androtmem", "options": {"parquet": True}},
+        format="json",
+    )
+    assert response.status_code == 422
+    assert response.json() == {"detail": PARQUET_EXTRA}
+    client.force_login(alice)
+    page = client.post(
+        reverse("project-export", args=[project.pk]), {"format": "memory-world", "parquet": "on"}
+    )
+    assert page.status_code == 200
+    assert PARQUET_EXTRA.replace("'", "&#x27;") in page.content.decode()
+    assert not Job.objects.exists()
+    # an export queued before the extra went away fails with the same words
+    with pytest.raises(InvalidData) as caught:
+        export_trajectories(
+            Trajectory.objects.filter(project=project),
+            tmp_path / "out",
+            "androidcontrol",
+            options={"parquet": True},
+        )
+    assert str(caught.value) == PARQUET_EXTRA and not (tmp_path / "out").exists()
+    # without Parquet the export goes on
+    export_trajectories(Trajectory.objects.filter(project=project), tmp_path / "plain", "androtmem")
+    assert not list((tmp_path / "plain").glob("*.parquet"))

@@ -45,7 +45,8 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def embeddings_server(monkeypatch):
+def embeddings_server(monkeypatch, settings):
+    settings.LLM_HTTP_RETRIES, settings.LLM_BACKOFF_MS = 1, 1  # one retry, without a wait
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -80,11 +81,17 @@ def test_the_openai_embedder_reports_what_went_wrong(embeddings_server, monkeypa
     with pytest.raises(InvalidData, match="screenshot: not an image"):
         get_embedder("openai").embed_screens([(b"GIF89a...", None)])
     monkeypatch.setenv("WAYPOINT_EMBEDDINGS_MODEL", "broken")
-    with pytest.raises(InvalidData, match=r"embeddings answered 500: model not loaded"):
+    with pytest.raises(
+        InvalidData,
+        match=r"^embedder: gave up after 2 requests: HTTP 500 from http://127\.0\.0\.1:\d+"
+        r"/v1/embeddings: model not loaded$",
+    ):
         get_embedder("openai").embed_texts(["x"])
     monkeypatch.setenv("WAYPOINT_EMBEDDINGS_URL", "http://127.0.0.1:9/v1")
     with pytest.raises(
-        InvalidData, match="embedder: http://127.0.0.1:9/v1/embeddings is unreachable"
+        InvalidData,
+        match=r"^embedder: gave up after 2 requests: no answer from "
+        r"http://127\.0\.0\.1:9/v1/embeddings \(",
     ):
         get_embedder("openai").embed_texts(["x"])
     monkeypatch.delenv("WAYPOINT_EMBEDDINGS_URL")

@@ -11,6 +11,13 @@
 
 The trajectory passed in carries the new version afterwards. Permission checks are the
 caller's. The edits themselves are in :mod:`trajectories.labels.edits`.
+
+An edit, an undo, a redo and a revert are each a unit of work of their own, committed when they
+return (``transaction.atomic(durable=True)``, as Zulip's ``do_*`` actions): called inside another
+transaction they refuse to run, so no caller can make a label change that looks done and is
+rolled back later. An action that must commit a label edit together with other writes (accepting
+a proposal records its decisions; undoing a recorded step removes the step) runs
+:func:`apply_edit` inside its own durable transaction instead.
 """
 
 from __future__ import annotations
@@ -111,32 +118,58 @@ def edit(
     object_type: str = "",
     statuses: Iterable[str] = EDITABLE,
 ) -> Any:
-    """Run ``change`` under the edit protocol; return what it returns."""
+    """Run ``change`` under the edit protocol, committed on return; return what it returns."""
+    with transaction.atomic(durable=True):
+        return apply_edit(
+            trajectory,
+            actor,
+            expected_version,
+            kind,
+            part,
+            change,
+            object_type=object_type,
+            statuses=statuses,
+        )
+
+
+def apply_edit(
+    trajectory: Trajectory,
+    actor,
+    expected_version: Any,
+    kind: str,
+    part: Part,
+    change: Callable[[Trajectory], Any],
+    *,
+    object_type: str = "",
+    statuses: Iterable[str] = EDITABLE,
+) -> Any:
+    """:func:`edit` inside the caller's transaction, which commits it with the caller's other
+    writes (or rolls it back with them). Outside a transaction it refuses to run (the row lock
+    needs one)."""
     if kind not in events.ALL:  # checked before the change runs, not when it is recorded
         raise ValueError(f"{kind!r} is not an audit event kind of trajectories.events")
-    with transaction.atomic():
-        locked = lock(trajectory, expected_version)
-        check_editable(locked, statuses)
-        before = snapshot(locked, part)
-        result = change(locked)
-        after = snapshot(locked, part)
-        if after == before:
-            return result
-        bump(trajectory, locked)
-        object_id = getattr(result, "pk", None) or (
-            part.removeprefix("step:") if part.startswith("step:") else ""
-        )
-        event = record_event(
-            kind,
-            actor=actor,
-            trajectory=trajectory,
-            object_type=object_type,
-            object_id=object_id,
-            before={part: before},
-            after={part: after},
-        )
-        LabelEdit.objects.filter(trajectory=locked, undone=True).delete()
-        LabelEdit.objects.create(trajectory=locked, event=event)
+    locked = lock(trajectory, expected_version)
+    check_editable(locked, statuses)
+    before = snapshot(locked, part)
+    result = change(locked)
+    after = snapshot(locked, part)
+    if after == before:
+        return result
+    bump(trajectory, locked)
+    object_id = getattr(result, "pk", None) or (
+        part.removeprefix("step:") if part.startswith("step:") else ""
+    )
+    event = record_event(
+        kind,
+        actor=actor,
+        trajectory=trajectory,
+        object_type=object_type,
+        object_id=object_id,
+        before={part: before},
+        after={part: after},
+    )
+    LabelEdit.objects.filter(trajectory=locked, undone=True).delete()
+    LabelEdit.objects.create(trajectory=locked, event=event)
     return result
 
 
@@ -176,7 +209,7 @@ def _undo_or_redo(
     statuses: Iterable[str] = EDITABLE,
 ) -> bool:
     """Restore one side of the last (undone) edit, as a new audited, versioned edit."""
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         locked = lock(trajectory, expected_version)
         check_editable(locked, statuses)
         entries = LabelEdit.objects.filter(trajectory=locked, undone=redo).select_related("event")

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from devices.virtual import VirtualDevice
 from devices.virtual.apps import ManifestError
 from devices.virtual.device import DeviceConfig, parse_size
+from devices.virtual.screen import MISSING_EXTRA, has_playwright
 from devices.virtual.status import FAILED, READY, STARTING, STOPPED, write_status
 
 
@@ -80,6 +81,8 @@ class Command(BaseCommand):
             raise
 
     def start_and_run(self, options, status_file: Path) -> None:
+        if not has_playwright():
+            raise CommandError(MISSING_EXTRA)
         if not settings.CHROMIUM_PATH:
             raise CommandError(
                 "no Chromium to render its apps; `make run` installs one "

@@ -1,16 +1,17 @@
-"""Limits on the LLM endpoint, shared by every worker process that calls it: at most
-``LLM_MAX_IN_FLIGHT`` requests at once, and at most ``LLM_REQUESTS_PER_MINUTE`` started in any
-60 seconds (0: no rate limit).
+"""Limits on an LLM endpoint (:mod:`core.llm`), shared by every worker process that calls it:
+at most ``LLM_MAX_IN_FLIGHT`` requests at once, and at most ``LLM_REQUESTS_PER_MINUTE`` started
+in any 60 seconds (0: no rate limit). Each endpoint has its own: the proposer's, the judge's
+and the embeddings server's do not share their slots.
 
 Where the limits are kept:
 - ``LLM_LIMITS_URL``, a Redis URL (by default the Celery broker's when that is Redis): workers on
-  several machines share it. A request's slot is a lease that ends ``LLM_TIMEOUT_S`` + 30 s after
-  it was taken, so a worker that dies holding one does not keep it.
+  several machines share it. A request's slot is a lease that ends 30 s after the request's
+  timeout, so a worker that dies holding one does not keep it.
 - otherwise lock files under ``VAR_DIR/llm-limits`` (the embedded set-up): the processes of one
   machine share them, and the operating system frees a dead process's slot.
 
 A request waits for a slot and for the rate at most ``LLM_SLOT_WAIT_S`` seconds, then fails
-with :class:`LimitWait`, which the proposal reports like any other endpoint failure.
+with :class:`LimitWait`, which the caller reports like any other endpoint failure.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ class LimitWait(Exception):
 class Limits:
     """The numbers in force, read from the settings when a request starts."""
 
-    def __init__(self, endpoint: str, window_s: float = 60.0) -> None:
+    def __init__(self, endpoint: str, window_s: float = 60.0, timeout_s: float | None = None):
         self.endpoint = endpoint
         self.in_flight = max(1, int(settings.LLM_MAX_IN_FLIGHT))
         self.per_window = max(0, int(settings.LLM_REQUESTS_PER_MINUTE))
         self.window_s = window_s
-        self.lease_s = float(settings.LLM_TIMEOUT_S) + 30
+        timeout_s = settings.LLM_TIMEOUT_S if timeout_s is None else timeout_s
+        self.lease_s = float(timeout_s) + 30
         self.wait_s = float(settings.LLM_SLOT_WAIT_S)
         # One set of limits per endpoint: two endpoints do not share their slots.
         self.key = hashlib.sha256(endpoint.encode()).hexdigest()[:16]
@@ -192,7 +194,10 @@ def limiter() -> FileLimiter | RedisLimiter:
 
 
 @contextmanager
-def request_slot(endpoint: str, window_s: float = 60.0) -> Iterator[None]:
-    """Hold one of the endpoint's request slots (waiting for it, and for the rate)."""
-    with limiter().slot(Limits(endpoint, window_s)):
+def request_slot(
+    endpoint: str, window_s: float = 60.0, timeout_s: float | None = None
+) -> Iterator[None]:
+    """Hold one of the endpoint's request slots (waiting for it, and for the rate) for a
+    request of at most ``timeout_s`` (default ``LLM_TIMEOUT_S``)."""
+    with limiter().slot(Limits(endpoint, window_s, timeout_s)):
         yield

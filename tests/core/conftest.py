@@ -1,0 +1,1 @@
+from tests.annotate.llm_server import llm  # noqa: F401 (the fixture)
