@@ -7,7 +7,7 @@ then, in-process through Django's test client (server time, no network):
   (it must not grow with steps);
 - an autosaved edit (a subgoal's text, then a step's memory text): median of 20 round trips.
 
-Targets: render <= 150 ms, edit <= 50 ms. Uses a throwaway SQLite database and blob folder
+Targets: render <= 60 ms, edit <= 50 ms. Uses a throwaway SQLite database and blob folder
 unless DATABASE_URL is set.
 """
 
@@ -19,7 +19,7 @@ import time
 
 from scratch import scratch_django  # bench/scratch.py, beside this script
 
-RENDER_TARGET_MS = 150
+RENDER_TARGET_MS = 60
 EDIT_TARGET_MS = 50
 RUNS = 20
 
