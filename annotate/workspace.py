@@ -2,8 +2,8 @@
 
 The filmstrip needs every step (one query with screens and the type of their UI XML);
 everything an edit can change (track, panels, problems, history) needs only the step count and
-the labels, so an autosave re-renders without reading the steps. The repeated parts of the page
-are written in Python (annotate/templatetags/workspace_html.py): one request must stay cheap.
+the labels, so an autosave re-renders without reading the steps. The page itself is the
+templates in annotate/templates/annotate/ (workspace.html and the parts htmx swaps in).
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from django.db.models import F
-from django.utils.html import format_html_join
-from django.utils.safestring import SafeString
+from django.urls import reverse
 
-from config.prepared import Prepared
 from trajectories.blobs import read_blob
 from trajectories.labels.protocol import EDITABLE, undo_state
 from trajectories.models import (
@@ -36,7 +34,6 @@ from trajectories.models import (
     SubgoalSuccess,
     Trajectory,
 )
-from trajectories.routes import route_parts
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
@@ -71,19 +68,6 @@ SUCCESSES = SubgoalSuccess.choices
 HISTORY_SIZE = 15
 # What the history panel shows of an event (annotate.history): who, when, what it changed.
 HISTORY_FIELDS = ("at", "kind", "before", "after", "actor__username")
-
-
-class EditUrls(dict):
-    """``edit.<op>`` in a template: the URL of the workspace operation ``op`` on one
-    trajectory, from one ``reverse`` (the page names a dozen operations, some once per label)."""
-
-    def __init__(self, trajectory_id: int) -> None:
-        super().__init__()
-        self.head, self.tail = route_parts("annotate-edit", before=(trajectory_id,))
-
-    def __missing__(self, op: str) -> str:
-        url = self[op] = f"{self.head}{op}{self.tail}"
-        return url
 
 
 def screen_elements(blob: Blob | PageBlob) -> tuple[dict[str, Any], ...]:
@@ -132,34 +116,6 @@ def _elements_of(sha256: str, content_type: str) -> tuple[dict[str, Any], ...]:
     # Small elements last, so they are on top and get the pointer.
     found.sort(key=lambda e: -(e["w"] * e["h"]))
     return tuple(found)
-
-
-ELEMENT_RECT = (
-    '<rect class="el{}" x="{}" y="{}" width="{}" height="{}" data-target="{}">'
-    "<title>{}</title></rect>"
-)
-
-
-@lru_cache(maxsize=256)
-def _elements_svg(sha256: str, content_type: str) -> SafeString:
-    # The boxes of a screen are the same on every visit: draw their markup once per process
-    # (a dump has dozens of elements; rendering them through the template cost every request).
-    return format_html_join(
-        "",
-        ELEMENT_RECT,
-        (
-            (
-                " act" if e["interactable"] else "",
-                e["x"],
-                e["y"],
-                e["w"],
-                e["h"],
-                e["target"],
-                e["title"],
-            )
-            for e in _elements_of(sha256, content_type)
-        ),
-    )
 
 
 def track_of(
@@ -245,25 +201,9 @@ MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_step
 ANCHOR = ("id", "key", "type", "content", "description", "evidence")
 
 
-# The page's queries, built once per process (config/prepared.py): the workspace is the page
-# annotators load most, and building these cost it more than running them.
-SUBGOALS = Prepared(
-    lambda trajectory_id: (
-        Subgoal.objects.filter(trajectory_id=trajectory_id).order_by("start", "id").values(*SUBGOAL)
-    ),
-    trajectory_id=int,
-)
-MEMORY_TARGETS = Prepared(
-    lambda trajectory_id: (
-        MemoryTarget.objects.filter(trajectory_id=trajectory_id)
-        .order_by("encode_step", "key", "id")
-        .values(*MEMORY_TARGET)
-    ),
-    trajectory_id=int,
-)
-# A row per anchor and link going out of it.
-ANCHORS_AND_LINKS = Prepared(
-    lambda trajectory_id: (
+def _anchor_rows(trajectory_id: int):
+    """A row per anchor and link going out of it."""
+    return (
         Anchor.objects.filter(trajectory_id=trajectory_id)
         .order_by("step_index", "id", "links_out__id")
         .values(
@@ -274,34 +214,12 @@ ANCHORS_AND_LINKS = Prepared(
             relation=F("links_out__relation"),
             critical=F("links_out__critical"),
         )
-    ),
-    trajectory_id=int,
-)
-COMMENTS = Prepared(
-    lambda trajectory_id: ReviewComment.objects.filter(trajectory_id=trajectory_id).select_related(
-        "author", "resolved_by"
-    ),
-    trajectory_id=int,
-)
-HISTORY = Prepared(
-    lambda trajectory_id: (
-        AuditEvent.objects.filter(trajectory_id=trajectory_id)
-        .select_related("actor")
-        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
-    ),
-    trajectory_id=int,
-)
-PROPOSALS = Prepared(
-    lambda trajectory_id: Proposal.objects.filter(trajectory_id=trajectory_id).order_by(
-        "-created_at", "-id"
-    ),
-    trajectory_id=int,
-)
+    )
 
 
 def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
     """The trajectory's anchors (by step) and the links between them (by id), in one query."""
-    rows = ANCHORS_AND_LINKS(trajectory_id=trajectory.pk)
+    rows = _anchor_rows(trajectory.pk)
     anchors: dict[int, dict] = {}
     found = []
     for row in rows:
@@ -327,17 +245,31 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
     n = trajectory.step_count
     # Rows as dicts of trajectories.labels.parts (subgoal_dict, ...), read as values: no model
     # instances for a page that only shows them.
-    subgoals = SUBGOALS(trajectory_id=trajectory.pk)
+    subgoals = list(
+        Subgoal.objects.filter(trajectory_id=trajectory.pk).order_by("start", "id").values(*SUBGOAL)
+    )
     for i, g in enumerate(subgoals):
         g["colour"] = PALETTE[i % len(PALETTE)]
-    memory = MEMORY_TARGETS(trajectory_id=trajectory.pk)
+    memory = list(
+        MemoryTarget.objects.filter(trajectory_id=trajectory.pk)
+        .order_by("encode_step", "key", "id")
+        .values(*MEMORY_TARGET)
+    )
     anchors, links = _anchors_and_links(trajectory)
     comments = (
         []
         if trajectory.__dict__.get("has_comments") is False  # known to have none
-        else COMMENTS(trajectory_id=trajectory.pk)
+        else list(
+            ReviewComment.objects.filter(trajectory_id=trajectory.pk).select_related(
+                "author", "resolved_by"
+            )
+        )
     )
-    history = HISTORY(trajectory_id=trajectory.pk)
+    history = (
+        AuditEvent.objects.filter(trajectory_id=trajectory.pk)
+        .select_related("actor")
+        .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
+    )
     problems = [asdict(p) for p in problems_of(n, subgoals, memory, anchors, links)]
     editable = trajectory.status in EDITABLE and may_edit(user, trajectory, role)
     current = next((g for g in subgoals if g["start"] <= index <= g["end"]), None)
@@ -351,7 +283,6 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         m["evidence_json"] = json.dumps(m["evidence"])
     return {
         "trajectory": trajectory,
-        "edit": EditUrls(trajectory.pk),
         "index": index,
         "step_count": n,
         "subgoals": subgoals,
@@ -391,7 +322,9 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     proposals = (
         []
         if trajectory.__dict__.get("has_proposals") is False  # known to have none
-        else PROPOSALS(trajectory_id=trajectory.pk)
+        else list(
+            Proposal.objects.filter(trajectory_id=trajectory.pk).order_by("-created_at", "-id")
+        )
     )
     open_ = next(
         (
@@ -554,34 +487,15 @@ def _steps_from(steps):
     )
 
 
-PAGE_STEPS = Prepared(
-    lambda trajectory_id: _steps_from(Step.objects.filter(trajectory_id=trajectory_id)),
-    trajectory_id=int,
-)
-PAGE_STEPS_FROM_TO = Prepared(
-    lambda trajectory_id, first, last: _steps_from(
-        Step.objects.filter(trajectory_id=trajectory_id, index__gte=first, index__lte=last)
-    ),
-    trajectory_id=int,
-    first=int,
-    last=int,
-)
-SCREEN_AFTER = Prepared(
-    lambda screen_id: Screen.objects.filter(pk=screen_id).only("width", "height", "screenshot"),
-    screen_id=int,
-)
-
-
 def page_steps(
     trajectory: Trajectory, first: int | None = None, last: int | None = None
 ) -> list[PageStep]:
     """The trajectory's steps (those from ``first`` to ``last``, or all) as the page shows
     them, with their screens and the type of their UI XML, in one query."""
-    if first is None or last is None:
-        rows = PAGE_STEPS(trajectory_id=trajectory.pk)
-    else:
-        rows = PAGE_STEPS_FROM_TO(trajectory_id=trajectory.pk, first=first, last=last)
-    return [_page_step(row) for row in rows]
+    steps = Step.objects.filter(trajectory_id=trajectory.pk)
+    if first is not None and last is not None:
+        steps = steps.filter(index__gte=first, index__lte=last)
+    return [_page_step(row) for row in _steps_from(steps)]
 
 
 def _page_step(row: dict[str, Any]) -> PageStep:
@@ -610,7 +524,6 @@ def step_context(
     step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()
-    elements_svg = _elements_svg(xml.sha256, xml.content_type) if xml else ""
     evidence = []
     for m in labels["memory_targets"]:
         if m["encode_step"] == index and m["evidence"].get("bounds"):
@@ -626,14 +539,12 @@ def step_context(
         x1, y1, x2, y2 = e["bounds"]
         e.update(x=x1, y=y1, w=x2 - x1, h=y2 - y1)
     after = _screen_after(trajectory, index, steps) if step else None
-    head, tail = route_parts("blob")
     return {
         "step": step,
-        "screen_url": f"{head}{step.screen.screenshot_id}{tail}" if step else "",
+        "screen_url": reverse("blob", args=[step.screen.screenshot_id]) if step else "",
         "after_screen": after,
-        "after_url": f"{head}{after.screenshot_id}{tail}" if after else "",
+        "after_url": reverse("blob", args=[after.screenshot_id]) if after else "",
         "elements": elements,
-        "elements_svg": elements_svg,
         "evidence_boxes": evidence,
     }
 
@@ -648,7 +559,11 @@ def _screen_after(
         return following.screen
     if trajectory.final_screen_id is None:
         return None
-    return SCREEN_AFTER.first(screen_id=trajectory.final_screen_id)
+    return (
+        Screen.objects.filter(pk=trajectory.final_screen_id)
+        .only("width", "height", "screenshot")
+        .first()
+    )
 
 
 # What each form field is called on the page, for naming a change that was not saved.

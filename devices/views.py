@@ -36,7 +36,7 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
-from trajectories.images import THUMB_PLACEHOLDER, THUMB_WIDTH, make_thumbnail
+from trajectories.images import THUMB_WIDTH, make_thumbnail
 from trajectories.labels.protocol import (
     RECORDING,
     StaleVersion,
@@ -602,4 +602,6 @@ def thumbnail(request: HttpRequest, sha256: str) -> HttpResponse:
         return immutable_response(request, f"thumb-{blob.sha256}", respond)
     except InvalidData:
         # Not cached: the image may become readable (a newer decoder, a repaired blob).
-        return HttpResponse(THUMB_PLACEHOLDER, content_type="image/svg+xml", status=422)
+        return render(
+            request, "devices/unreadable_image.svg", content_type="image/svg+xml", status=422
+        )

@@ -24,13 +24,6 @@ JPEG_MAGIC = b"\xff\xd8\xff"
 THUMB_WIDTH = 216
 # Rows decoded into a thumbnail at a time, besides the image itself (about 4 MiB at 4,096 RGBA).
 STRIP_ROWS = 256
-# Shown in place of a screenshot that cannot be decoded.
-THUMB_PLACEHOLDER = (
-    '<svg xmlns="http://www.w3.org/2000/svg" width="216" height="480" viewBox="0 0 216 480">'
-    '<rect width="216" height="480" fill="#e5e7eb"/>'
-    '<text x="108" y="240" text-anchor="middle" font-family="sans-serif" font-size="18" '
-    'fill="#6b7280">unreadable image</text></svg>'
-)
 
 _OPENERS: dict[str, type[ImageFile.ImageFile]] = {
     "image/png": PngImagePlugin.PngImageFile,

@@ -35,7 +35,6 @@ from .models import (
     Task,
     Trajectory,
 )
-from .routes import route_parts
 
 
 def absolute(context: dict[str, Any], url: str) -> str:
@@ -48,15 +47,8 @@ ZERO = timedelta(0)
 
 
 def object_url(context: dict[str, Any], name: str, pk: int) -> str:
-    """``absolute(context, reverse(name, args=[pk]))``, resolving the route once per response.
-
-    A list of 50 rows would otherwise reverse and absolutize the same route 50 times.
-    """
-    prefixes = context.setdefault("_url_parts", {})
-    if name not in prefixes:
-        prefixes[name] = route_parts(name, lambda path: absolute(context, path))
-    head, tail = prefixes[name]
-    return f"{head}{pk}{tail}"
+    """The URL of route ``name`` for object ``pk``, absolute when there is a request."""
+    return absolute(context, reverse(name, args=[pk]))
 
 
 def blob_url(context: dict[str, Any], blob: Blob) -> str:

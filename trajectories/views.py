@@ -63,7 +63,6 @@ from .models import (
 )
 from .services import do_add_membership, do_remove_membership, do_set_membership
 from .sorting import sort_columns
-from .templatetags.list_rows import trajectory_rows
 from .validation import InvalidData
 
 PAGE_SIZE = 25
@@ -220,7 +219,8 @@ def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dic
             else Trajectory.objects.none()
         )
         page = Paginator(trajectories, PAGE_SIZE, count=known).get_page(request.GET.get("page"))
-        return page.paginator.count, page.number, trajectory_rows(page), [t.pk for t in page]
+        rows = render_to_string("trajectories/_trajectory_rows.html", {"trajectories": page})
+        return page.paginator.count, page.number, rows, [t.pk for t in page]
 
     count, number, rows, listed = list_cache.remembered(
         project,

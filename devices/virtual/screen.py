@@ -65,6 +65,8 @@ class Screen:
         self._reloading = False  # reload(): the page is being replaced
         self._pw = self._browser = self._page = self._cdp = None
         self._walker = (HERE / "hierarchy.js").read_text()
+        self._page_data = (HERE / "page_data.js").read_text()
+        self._given = None  # the init script giving the pages their data (_give_data)
         # Headless Chromium captures at 1x unless the clip asks for the device scale.
         self._clip = {
             "x": 0,
@@ -101,6 +103,7 @@ class Screen:
         await context.route("**/*", self._serve)
         self._page = await context.new_page()
         self._cdp = await context.new_cdp_session(self._page)
+        await self._give_data()
         await self._page.goto(f"{ORIGIN}/system.html")
 
     async def reload(self, catalog: Catalog) -> None:
@@ -113,6 +116,7 @@ class Screen:
             self.invalidate()
             self._reloading = True
             try:
+                await self._give_data()
                 await self._page.goto(f"{ORIGIN}/system.html")
                 await self._eval("(v) => { wpSystem.version = v; }", version + 1)
             finally:
@@ -133,35 +137,41 @@ class Screen:
             return
         path = url[len(ORIGIN) + 1 :].split("?", 1)[0]
         if path == "system.html":
-            apps = [
-                {
-                    "package": a.package,
-                    "label": a.label,
-                    "activity": a.activity,
-                    "color": a.color,
-                    "url": f"{ORIGIN}/apps/{a.slug}/index.html",
-                }
-                for a in self.catalog.apps
-            ]
-            config = json.dumps({"apps": apps, "density": self.density, "dpr": self.scale})
-            html = (HERE / "system.html").read_text()
-            html = html.replace(
-                "<script>", f"<script>window.WP_SYSTEM = {config};</script>\n<script>", 1
-            )
-            await route.fulfill(body=html, content_type="text/html; charset=utf-8")
+            await route.fulfill(path=HERE / "system.html", content_type="text/html; charset=utf-8")
             return
         parts = path.split("/")
         if len(parts) == 3 and parts[0] == "apps" and parts[2] == "index.html":
             app = self.catalog.app(parts[1])
             if app is not None:
-                data = json.dumps(app.page_data(self.catalog), ensure_ascii=False)
-                html = app.html_path.read_text()
-                html = html.replace(
-                    "<script>", f"<script>window.WP = {data};</script>\n<script>", 1
-                )
-                await route.fulfill(body=html, content_type="text/html; charset=utf-8")
+                await route.fulfill(path=app.html_path, content_type="text/html; charset=utf-8")
                 return
         await route.fulfill(status=404, body="not found")
+
+    async def _give_data(self) -> None:
+        """Give the pages what they read of the catalog (page_data.js), in place of what was
+        given before: the launcher its apps, each app its ``window.WP`` (seed and variables)."""
+        data = {
+            "origin": ORIGIN,
+            "system": {
+                "apps": [
+                    {
+                        "package": a.package,
+                        "label": a.label,
+                        "activity": a.activity,
+                        "color": a.color,
+                        "url": f"{ORIGIN}/apps/{a.slug}/index.html",
+                    }
+                    for a in self.catalog.apps
+                ],
+                "density": self.density,
+                "dpr": self.scale,
+            },
+            "apps": {a.slug: a.page_data(self.catalog) for a in self.catalog.apps},
+        }
+        script = self._page_data.replace("WP_DATA", json.dumps(data, ensure_ascii=False), 1)
+        given, self._given = self._given, await self._page.add_init_script(script=script)
+        if given is not None:
+            await given.close()
 
     # --- state ----------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""action_overlay's SVG is the markup it wrote with format_html, for every kind of action,
-escaping what the recorder sent (texts, and coordinates that are not numbers)."""
+"""What ``{% action_overlay %}`` draws over a screenshot (overlays_expected.txt: the SVG it
+draws), for every kind of action, escaping what the recorder sent (texts, and
+coordinates that are not numbers)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from django.template import Context, Template
 
 from trajectories.models import Screen, Step
-from trajectories.templatetags.trajectory_tags import action_overlay
+
+OVERLAY = Template('{% load trajectory_tags %}{% action_overlay step "overlay" %}')
 
 ODD = "<b>\"odd\"</b> & 'quoted'"
 TARGET = {"bounds": [10, 100, 110, 140]}
@@ -30,13 +33,13 @@ ACTIONS = {
 }
 
 
-def overlays_before() -> dict[str, str]:
-    text = (Path(__file__).parent / "overlays_before.txt").read_text(encoding="utf-8")
+def overlays_expected() -> dict[str, str]:
+    text = (Path(__file__).parent / "overlays_expected.txt").read_text(encoding="utf-8")
     return dict(re.findall(r"^\{# overlay (\w+) #\}\n(.*)$", text, re.M))
 
 
 @pytest.mark.parametrize("name", sorted(ACTIONS))
-def test_the_overlay_is_the_markup_format_html_wrote(name):
+def test_the_overlay_draws_the_action_and_escapes_what_the_recorder_sent(name):
     fields, target = ACTIONS[name]
     kind, action = fields["type"], {k: v for k, v in fields.items() if k != "type"}
     step = Step(
@@ -46,8 +49,8 @@ def test_the_overlay_is_the_markup_format_html_wrote(name):
         target=target,
         screen=Screen(width=1080, height=2400),
     )
-    assert action_overlay(step, "overlay") == overlays_before()[name]
+    assert OVERLAY.render(Context({"step": step})) == overlays_expected()[name]
 
 
 def test_every_drawn_action_is_checked():
-    assert overlays_before().keys() == ACTIONS.keys()
+    assert overlays_expected().keys() == ACTIONS.keys()

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from html import escape
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
 
 from ..models import ActionType, Step
 
@@ -49,28 +47,25 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _e(value: Any) -> str:
-    """A value as ``format_html`` writes it: its text, HTML-escaped (numbers from the action's
-    JSON too: it is the recorder's data)."""
-    return escape(str(value))
-
-
-def _arrow(x: int, y: int, x2: int, y2: int, stroke: float) -> str:
+def _arrow(x: Any, y: Any, x2: Any, y2: Any, stroke: float) -> dict[str, str]:
     angle = math.atan2(y2 - y, x2 - x)
     head = stroke * 4
     left = (x2 - head * math.cos(angle - 0.45), y2 - head * math.sin(angle - 0.45))
     right = (x2 - head * math.cos(angle + 0.45), y2 - head * math.sin(angle + 0.45))
     points = " ".join(f"{_num(px)},{_num(py)}" for px, py in ((x2, y2), left, right))
-    x, y = _e(x), _e(y)
-    return (
-        f'<line class="swipe" x1="{x}" y1="{y}" x2="{_e(x2)}" y2="{_e(y2)}"'
-        f' stroke-width="{_num(stroke)}"/>'
-        f'<circle class="swipe-start" cx="{x}" cy="{y}" r="{_num(stroke * 1.5)}"/>'
-        f'<polygon class="swipe-head" points="{points}"/>'
-    )
+    return {
+        "x": str(x),
+        "y": str(y),
+        "x2": str(x2),
+        "y2": str(y2),
+        "r": _num(stroke * 1.5),
+        "points": points,
+    }
 
 
-def _label(text: str, x: float, y: float, font: float, css: str, screen_width: float) -> str:
+def _label(
+    text: str, x: float, y: float, font: float, css: str, screen_width: float
+) -> dict[str, str]:
     """A text label on a box, anchored at its top-left corner, kept inside the screen."""
     pad = font * 0.35
     # Bold sans-serif runs about 0.66 em per character; err on the wide side.
@@ -79,12 +74,18 @@ def _label(text: str, x: float, y: float, font: float, css: str, screen_width: f
         text = text[: fits - 1] + "…"
     width = len(text) * font * 0.66 + 2 * pad
     x = max(0.0, min(x, screen_width - width))
-    return (
-        f'<g class="{_e(css)}"><rect x="{_num(x)}" y="{_num(y)}" width="{_num(width)}"'
-        f' height="{_num(font + 2 * pad)}" rx="{_num(pad)}"/>'
-        f'<text x="{_num(x + pad)}" y="{_num(y + pad + font * 0.85)}" font-size="{_num(font)}">'
-        f"{_e(text)}</text></g>"
-    )
+    return {
+        "css": css,
+        "x": _num(x),
+        "y": _num(y),
+        "width": _num(width),
+        "height": _num(font + 2 * pad),
+        "rx": _num(pad),
+        "text_x": _num(x + pad),
+        "text_y": _num(y + pad + font * 0.85),
+        "font": _num(font),
+        "text": text,
+    }
 
 
 def target_bounds(step: Step) -> list[int] | None:
@@ -94,55 +95,60 @@ def target_bounds(step: Step) -> list[int] | None:
     return None
 
 
-@register.simple_tag
-def action_overlay(step: Step, css_class: str = "overlay") -> SafeString:
-    """An ``<svg>`` the size of the step's screenshot, showing its action and target."""
+def overlay_shapes(step: Step, css_class: str = "overlay") -> dict[str, Any]:
+    """What the overlay of a step draws, in its screenshot's pixels: the target's box, the
+    tap (with a ring for a long press), the swipe's arrow, or a label (typed text, a badge).
+    Every value is text for the template (``trajectories/_action_overlay.html``)."""
     screen = step.screen
     width, height = screen.width or 1, screen.height or 1
     unit = max(width, height) / 100  # one per cent of the longer side
     stroke = unit * 0.6
     fields: dict[str, Any] = step.action or {}
-    parts: list[str] = []  # markup, every value in it escaped
+    shapes: dict[str, Any] = {
+        "css_class": css_class,
+        "width": str(width),
+        "height": str(height),
+        "stroke": _num(stroke),
+    }
 
     bounds = target_bounds(step)
     if bounds:
         x1, y1, x2, y2 = bounds
-        parts.append(
-            f'<rect class="target" x="{x1}" y="{y1}" width="{x2 - x1}" height="{y2 - y1}"'
-            f' stroke-width="{_num(stroke)}"/>'
-        )
+        shapes["target"] = {
+            "x": str(x1),
+            "y": str(y1),
+            "width": str(x2 - x1),
+            "height": str(y2 - y1),
+        }
 
     kind = step.action_type
     if kind in (ActionType.CLICK, ActionType.LONG_PRESS) and "x" in fields:
-        x, y = _e(fields["x"]), _e(fields["y"])
-        parts.append(
-            f'<circle class="tap" cx="{x}" cy="{y}" r="{_num(unit * 2.5)}"'
-            f' stroke-width="{_num(stroke)}"/>'
-        )
-        if kind == ActionType.LONG_PRESS:
-            parts.append(
-                f'<circle class="tap-ring" cx="{x}" cy="{y}" r="{_num(unit * 4)}"'
-                f' stroke-width="{_num(stroke)}"/>'
-            )
+        shapes["tap"] = {
+            "x": str(fields["x"]),
+            "y": str(fields["y"]),
+            "r": _num(unit * 2.5),
+            "ring": _num(unit * 4) if kind == ActionType.LONG_PRESS else "",
+        }
     elif kind == ActionType.SWIPE and "x2" in fields:
-        parts.append(_arrow(fields["x"], fields["y"], fields["x2"], fields["y2"], stroke))
+        shapes["swipe"] = _arrow(fields["x"], fields["y"], fields["x2"], fields["y2"], stroke)
     elif kind == ActionType.TYPE:
         text = "⌨ " + _short(str(fields.get("text", "")))
         if bounds:
             x, y = bounds[0], bounds[3] + unit
         else:
             x, y = unit * 2, height * 0.45
-        parts.append(_label(text, x, min(y, height - unit * 6), unit * 3, "typed", width))
+        shapes["label"] = _label(text, x, min(y, height - unit * 6), unit * 3, "typed", width)
     else:
         badge = badge_text(step)
         if badge:
-            parts.append(_label(badge, unit * 2, unit * 2, unit * 3.5, "badge", width))
+            shapes["label"] = _label(badge, unit * 2, unit * 2, unit * 3.5, "badge", width)
+    return shapes
 
-    return SafeString(  # every value in it is escaped
-        f'<svg class="{_e(css_class)}" viewBox="0 0 {_e(width)} {_e(height)}"'
-        ' preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">'
-        f"{''.join(parts)}</svg>"
-    )
+
+@register.inclusion_tag("trajectories/_action_overlay.html")
+def action_overlay(step: Step, css_class: str = "overlay") -> dict[str, Any]:
+    """An ``<svg>`` the size of the step's screenshot, showing its action and target."""
+    return overlay_shapes(step, css_class)
 
 
 @register.filter
