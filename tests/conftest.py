@@ -35,6 +35,17 @@ def blob_storage(tmp_path_factory):
         yield root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def database_sessions():
+    """Sessions in the database alone, with or without a Redis configured (which puts them in
+    Redis in front of it), so that what a page costs in queries is the same in every run;
+    tests/frontend/test_sessions.py runs both."""
+    from django.test import override_settings
+
+    with override_settings(SESSION_ENGINE="django.contrib.sessions.backends.db"):
+        yield
+
+
 @pytest.fixture
 def alice(db):
     return get_user_model().objects.create_user("alice", "alice@example.org", "alice-password")

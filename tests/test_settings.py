@@ -94,3 +94,59 @@ def test_a_bad_connection_age_is_a_clear_error(tmp_path):
     assert "WAYPOINT_CONN_MAX_AGE must be an integer, got 'forever'" in result.stderr
     result = database_settings(tmp_path, DEBUG="0", WAYPOINT_CONN_MAX_AGE="-5")
     assert "WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got -5" in result.stderr
+
+
+def session_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    """The session engine, and the location of the cache it reads, from ``env``."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL")
+    }
+    code = (
+        "from config import settings as s; "
+        "print(s.SESSION_ENGINE, s.CACHES.get('sessions', {}).get('LOCATION', '-'))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**clean, "WAYPOINT_VAR_DIR": str(tmp_path), "SECRET_KEY": "s" * 50, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_sessions_are_kept_in_the_database_without_a_redis(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0")
+    assert result.stdout.split() == ["django.contrib.sessions.backends.db", "-"], result.stderr
+    rabbit = session_settings(tmp_path, DEBUG="0", CELERY_BROKER_URL="amqp://mq:5672//")
+    assert rabbit.stdout.split() == ["django.contrib.sessions.backends.db", "-"], rabbit.stderr
+
+
+def test_sessions_are_read_from_the_brokers_redis_in_front_of_the_database(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0", CELERY_BROKER_URL="redis://redis:6379/0")
+    assert result.stdout.split() == [
+        "django.contrib.sessions.backends.cached_db",
+        "redis://redis:6379/0",
+    ], result.stderr
+
+
+def test_redis_url_names_another_redis_or_none(tmp_path):
+    broker = {"DEBUG": "0", "CELERY_BROKER_URL": "redis://redis:6379/0"}
+    other = session_settings(tmp_path, **broker, REDIS_URL="redis://cache:6379/1")
+    assert other.stdout.split() == [
+        "django.contrib.sessions.backends.cached_db",
+        "redis://cache:6379/1",
+    ], other.stderr
+    none = session_settings(tmp_path, **broker, REDIS_URL="")
+    assert none.stdout.split() == ["django.contrib.sessions.backends.db", "-"], none.stderr
+
+
+def test_a_redis_url_that_is_not_redis_is_a_clear_error(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0", REDIS_URL="memcached://cache:11211")
+    assert result.returncode != 0
+    assert (
+        "REDIS_URL must be a redis://, rediss:// or unix:// URL, got 'memcached://cache:11211'"
+        in result.stderr
+    )
