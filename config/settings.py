@@ -200,8 +200,10 @@ else:
     }
 STORAGES = {
     "default": _blob_storage,
-    # Django's, with each file's URL worked out once (config/staticfiles.py).
-    "staticfiles": {"BACKEND": "config.staticfiles.StaticFilesStorage"},
+    # collectstatic names each file by its content (app.3f2a9c1b7d4e.js) and writes a manifest
+    # that {% static %} reads: a deploy's changed files get new names, which the proxy lets
+    # browsers keep for a year. With DEBUG on, pages name the files as they are in the apps.
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"},
 }
 
 LOGIN_URL = "login"
