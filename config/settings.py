@@ -135,14 +135,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     # A file, not memory, so that a Celery worker started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool(
-    "WAYPOINT_PREPARED_STATEMENTS", "1"
-):
-    # The prepared queries of every request (config/prepared.py) are prepared statements:
-    # PostgreSQL plans each once per connection. Django's own queries bind their parameters on
-    # the client and are never prepared. Off behind a pooler that cannot keep prepared
-    # statements (PgBouncer in transaction mode before 1.21).
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Login throttling (config/login_throttle.py): failures are counted per account and per client

@@ -67,15 +67,6 @@ def test_production_reuses_database_connections_with_health_checks(tmp_path):
     assert postgres.stdout.split() == ["60", "True"], postgres.stderr
 
 
-def test_postgresql_prepares_statements_unless_a_pooler_forbids_them(tmp_path):
-    code = "print(s.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))"
-    url = {"DATABASE_URL": "postgres://u@db:5432/w", "DEBUG": "0"}
-    result = database_settings(tmp_path, **url, CODE=code)
-    assert result.stdout.split()[2:] == ["0"], result.stderr
-    off = database_settings(tmp_path, **url, CODE=code, WAYPOINT_PREPARED_STATEMENTS="0")
-    assert off.stdout.split()[2:] == ["None"], off.stderr
-
-
 def test_development_opens_a_connection_per_request(tmp_path):
     result = database_settings(tmp_path, DEBUG="1")
     assert result.stdout.split() == ["0", "True"], result.stderr
