@@ -11,14 +11,14 @@
 from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Subquery
+from django.http import Http404
 
 from trajectories.access import (
     AccessDenied,
-    Visible,
     access_project,
     access_trajectory,
-    found_or_404,
     role_in,
+    trajectories_of,
 )
 from trajectories.labels.protocol import undo_state_subqueries
 from trajectories.models import Membership, Project, Role, Trajectory
@@ -78,35 +78,6 @@ def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, 
     return trajectory, role
 
 
-# What access_workspace_page loads with the trajectory, built once: expressions are not
-# changed by a query that uses them (it resolves a copy), and building their querysets cost
-# the page more than running them.
-_HERE = OuterRef("pk")
-PAGE_FACTS = {
-    "has_assignees": Exists(Assignment.objects.filter(trajectory=_HERE)),
-    "has_comments": Exists(ReviewComment.objects.filter(trajectory=_HERE)),
-    "has_proposals": Exists(Proposal.objects.filter(trajectory=_HERE)),
-    **undo_state_subqueries(_HERE),
-}
-
-
-_WORKSPACE_PAGE = Visible(
-    lambda projects, user_id, trajectory_id: (
-        Trajectory.objects.filter(project__in=projects, pk=trajectory_id)
-        .select_related("project", "task")  # the page names no recorder
-        .annotate(
-            viewer_role=Subquery(
-                Membership.objects.filter(project=OuterRef("project_id"), user_id=user_id).values(
-                    "role"
-                )[:1]
-            ),
-            **PAGE_FACTS,
-        )
-    ),
-    trajectory_id=int,
-)
-
-
 def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     """:func:`access_labels` for viewing, in one query instead of five: the user's role, and
     whether the trajectory has assignees, review comments, proposals and label edits to undo
@@ -115,9 +86,23 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     Only for a page drawn right away: an edit changes these facts, so the edit views load the
     trajectory with :func:`access_labels` and ask as they draw.
     """
-    trajectory = found_or_404(
-        _WORKSPACE_PAGE, user, "No such trajectory", trajectory_id=trajectory_id
-    )
+    here = OuterRef("pk")
+    viewer_role = Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk)
+    try:
+        trajectory = (
+            trajectories_of(user)
+            .select_related("project", "task")  # the page names no recorder
+            .annotate(
+                viewer_role=Subquery(viewer_role.values("role")[:1]),
+                has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
+                has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
+                has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
+                **undo_state_subqueries(here),
+            )
+            .get(pk=trajectory_id)
+        )
+    except (Trajectory.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such trajectory") from None
     known = trajectory.__dict__
     if not trajectory.has_assignees:
         known["_assignees"] = frozenset()

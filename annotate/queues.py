@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from config.prepared import Prepared
-from trajectories.access import Visible, trajectories_of
+from trajectories.access import trajectories_of
 from trajectories.labels.protocol import EDITABLE
 from trajectories.models import Project, Role, Status, Trajectory
 
@@ -17,41 +16,30 @@ from .models import Assignment, ReviewComment
 REVIEWING = (Role.REVIEWER, Role.ADMIN)
 
 
-def _reviewed_by(user_id: int, everything: bool) -> QuerySet[Project]:
-    """The projects whose trajectories the user reviews (``everything``: a site admin)."""
-    if everything:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user_id=user_id, memberships__role__in=REVIEWING)
-
-
-def _in_review(projects: QuerySet[Project]) -> QuerySet[Trajectory]:
+def review_queue_of(user) -> QuerySet[Trajectory]:
+    """Trajectories in review in the projects where ``user`` reviews, oldest first."""
+    if not user.is_authenticated:
+        return Trajectory.objects.none()
+    reviewing = Project.objects.all()
+    if not user.is_superuser:
+        reviewing = reviewing.filter(memberships__user=user, memberships__role__in=REVIEWING)
     return (
-        Trajectory.objects.filter(project__in=projects, status=Status.IN_REVIEW)
+        Trajectory.objects.filter(project__in=reviewing, status=Status.IN_REVIEW)
         .select_related("project", "task")
         .order_by("updated_at", "id")
     )
 
 
-def review_queue_of(user) -> QuerySet[Trajectory]:
-    """Trajectories in review in the projects where ``user`` reviews, oldest first."""
-    if not user.is_authenticated:
-        return Trajectory.objects.none()
-    return _in_review(_reviewed_by(user.pk, user.is_superuser))
-
-
-def _assigned(trajectories: QuerySet[Trajectory], user_id: int) -> QuerySet[Trajectory]:
+def work_of(user) -> QuerySet[Trajectory]:
+    """Trajectories assigned to ``user``: those sent back with open comments first."""
     open_comments = ReviewComment.objects.filter(trajectory=OuterRef("pk"), resolved=False)
     return (
-        trajectories.filter(assignments__annotator_id=user_id)
+        trajectories_of(user)
+        .filter(assignments__annotator=user)
         .select_related("project", "task")
         .annotate(returned=Exists(open_comments))
         .order_by("-returned", "status", "-updated_at", "id")
     )
-
-
-def work_of(user) -> QuerySet[Trajectory]:
-    """Trajectories assigned to ``user``: those sent back with open comments first."""
-    return _assigned(trajectories_of(user), user.pk)
 
 
 def inbox_of(user) -> QuerySet[Trajectory]:
@@ -73,33 +61,10 @@ def inbox_of(user) -> QuerySet[Trajectory]:
     )
 
 
-# The workspace's "next item" is asked on many page loads: its queries are prepared.
-_NEXT_TO_REVIEW = {
-    everything: Prepared(
-        lambda user_id, current_id, everything=everything: _in_review(
-            _reviewed_by(user_id, everything)
-        ).exclude(pk=current_id)[:1],
-        user_id=int,
-        current_id=int,
-    )
-    for everything in (False, True)
-}
-_NEXT_TO_ANNOTATE = Visible(
-    lambda projects, user_id, current_id: (
-        _assigned(Trajectory.objects.filter(project__in=projects), user_id)
-        .filter(status__in=EDITABLE)
-        .exclude(pk=current_id)[:1]
-    ),
-    current_id=int,
-)
-
-
 def next_item(user, current: Trajectory, reviewing: bool) -> Trajectory | None:
     """What ``user`` takes up after ``current``: the next trajectory to review (for a
     reviewer who has just decided) or to annotate (for an annotator who has submitted)."""
     if not user.is_authenticated:
         return None
-    if reviewing:
-        query = _NEXT_TO_REVIEW[user.is_superuser]
-        return query.first(user_id=user.pk, current_id=current.pk)
-    return _NEXT_TO_ANNOTATE.first(user, current_id=current.pk)
+    waiting = review_queue_of(user) if reviewing else work_of(user).filter(status__in=EDITABLE)
+    return waiting.exclude(pk=current.pk).first()

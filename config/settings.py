@@ -136,14 +136,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     # A file, not memory, so that a Celery worker started by the tests sees the test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool(
-    "WAYPOINT_PREPARED_STATEMENTS", "1"
-):
-    # The prepared queries of every request (config/prepared.py) are prepared statements:
-    # PostgreSQL plans each once per connection. Django's own queries bind their parameters on
-    # the client and are never prepared. Off behind a pooler that cannot keep prepared
-    # statements (PgBouncer in transaction mode before 1.21).
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Login throttling (config/login_throttle.py): failures are counted per account and per client
@@ -154,11 +146,8 @@ WAYPOINT_LOGIN_COOLOFF_SECONDS = envint("WAYPOINT_LOGIN_COOLOFF_SECONDS", 900)
 WAYPOINT_PROXY_HOPS = envint("WAYPOINT_PROXY_HOPS", 0)
 AUTHENTICATION_BACKENDS = [
     "core.login_throttle.ThrottledLogins",
-    # Django's ModelBackend, reading a session's user by a prepared query (config/auth.py).
-    "config.auth.UserBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
-# Django's database sessions, read by a prepared query (config/sessions.py).
-SESSION_ENGINE = "config.sessions"
 # Read through functions, so that the WAYPOINT_ settings above stay the ones that count.
 AXES_FAILURE_LIMIT = "core.login_throttle.failure_limit"
 AXES_COOLOFF_TIME = "core.login_throttle.cool_off"
@@ -207,8 +196,10 @@ else:
     }
 STORAGES = {
     "default": _blob_storage,
-    # Django's, with each file's URL worked out once (config/staticfiles.py).
-    "staticfiles": {"BACKEND": "config.staticfiles.StaticFilesStorage"},
+    # collectstatic names each file by its content (app.3f2a9c1b7d4e.js) and writes a manifest
+    # that {% static %} reads: a deploy's changed files get new names, which the proxy lets
+    # browsers keep for a year. With DEBUG on, pages name the files as they are in the apps.
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"},
 }
 
 LOGIN_URL = "login"
@@ -276,6 +267,28 @@ CACHES = {
     },
 }
 
+# A Redis shared by the web processes, if there is one: REDIS_URL, by default the broker's when
+# it is Redis; empty: none.
+REDIS_URL = os.getenv(
+    "REDIS_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(
+        f"REDIS_URL must be a redis://, rediss:// or unix:// URL, got {REDIS_URL!r}"
+    )
+# Django's sessions: in the database, and read from Redis in front of it where there is one.
+if REDIS_URL:
+    CACHES["sessions"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "waypoint",
+    }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
+else:
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
 # ADB: the adb servers whose devices Waypoint sees, as host:port.
 ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
 
@@ -295,7 +308,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.auth.TokenAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

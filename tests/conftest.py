@@ -35,6 +35,31 @@ def blob_storage(tmp_path_factory):
         yield root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def static_files_by_their_own_names():
+    """Pages name static files as they are in the apps, as with DEBUG on: the tests run with
+    DEBUG off, where the production storage needs a collectstatic's manifest, and the browser
+    tests' live server serves the apps' files, which have no hashed names.
+    tests/frontend/test_static_files.py checks the production storage's names."""
+    from django.test import override_settings
+
+    storages = dict(settings.STORAGES)
+    storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    with override_settings(STORAGES=storages):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def database_sessions():
+    """Sessions in the database alone, with or without a Redis configured (which puts them in
+    Redis in front of it), so that what a page costs in queries is the same in every run;
+    tests/frontend/test_sessions.py runs both."""
+    from django.test import override_settings
+
+    with override_settings(SESSION_ENGINE="django.contrib.sessions.backends.db"):
+        yield
+
+
 @pytest.fixture
 def alice(db):
     return get_user_model().objects.create_user("alice", "alice@example.org", "alice-password")

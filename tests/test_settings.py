@@ -71,15 +71,6 @@ def test_production_reuses_database_connections_with_health_checks(tmp_path):
     assert postgres.stdout.split() == ["60", "True"], postgres.stderr
 
 
-def test_postgresql_prepares_statements_unless_a_pooler_forbids_them(tmp_path):
-    code = "print(s.DATABASES['default'].get('OPTIONS', {}).get('prepare_threshold'))"
-    url = {"DATABASE_URL": "postgres://u@db:5432/w", "DEBUG": "0"}
-    result = database_settings(tmp_path, **url, CODE=code)
-    assert result.stdout.split()[2:] == ["0"], result.stderr
-    off = database_settings(tmp_path, **url, CODE=code, WAYPOINT_PREPARED_STATEMENTS="0")
-    assert off.stdout.split()[2:] == ["None"], off.stderr
-
-
 def test_development_opens_a_connection_per_request(tmp_path):
     result = database_settings(tmp_path, DEBUG="1")
     assert result.stdout.split() == ["0", "True"], result.stderr
@@ -119,3 +110,59 @@ def test_a_bucket_without_the_s3_extra_says_which_extra_to_install(monkeypatch, 
     with pytest.raises(ImproperlyConfigured) as caught:
         s3_settings(monkeypatch, tmp_path)
     assert str(caught.value) == "S3 storage needs the s3 extra: pip install 'waypoint[s3]'"
+
+
+def session_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    """The session engine, and the location of the cache it reads, from ``env``."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL")
+    }
+    code = (
+        "from config import settings as s; "
+        "print(s.SESSION_ENGINE, s.CACHES.get('sessions', {}).get('LOCATION', '-'))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**clean, "WAYPOINT_VAR_DIR": str(tmp_path), "SECRET_KEY": "s" * 50, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_sessions_are_kept_in_the_database_without_a_redis(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0")
+    assert result.stdout.split() == ["django.contrib.sessions.backends.db", "-"], result.stderr
+    rabbit = session_settings(tmp_path, DEBUG="0", CELERY_BROKER_URL="amqp://mq:5672//")
+    assert rabbit.stdout.split() == ["django.contrib.sessions.backends.db", "-"], rabbit.stderr
+
+
+def test_sessions_are_read_from_the_brokers_redis_in_front_of_the_database(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0", CELERY_BROKER_URL="redis://redis:6379/0")
+    assert result.stdout.split() == [
+        "django.contrib.sessions.backends.cached_db",
+        "redis://redis:6379/0",
+    ], result.stderr
+
+
+def test_redis_url_names_another_redis_or_none(tmp_path):
+    broker = {"DEBUG": "0", "CELERY_BROKER_URL": "redis://redis:6379/0"}
+    other = session_settings(tmp_path, **broker, REDIS_URL="redis://cache:6379/1")
+    assert other.stdout.split() == [
+        "django.contrib.sessions.backends.cached_db",
+        "redis://cache:6379/1",
+    ], other.stderr
+    none = session_settings(tmp_path, **broker, REDIS_URL="")
+    assert none.stdout.split() == ["django.contrib.sessions.backends.db", "-"], none.stderr
+
+
+def test_a_redis_url_that_is_not_redis_is_a_clear_error(tmp_path):
+    result = session_settings(tmp_path, DEBUG="0", REDIS_URL="memcached://cache:11211")
+    assert result.returncode != 0
+    assert (
+        "REDIS_URL must be a redis://, rediss:// or unix:// URL, got 'memcached://cache:11211'"
+        in result.stderr
+    )

@@ -32,8 +32,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from config.prepared import Prepared
-
 from . import events
 from .models import Job, JobKind, JobStatus, Project
 from .services import record_event
@@ -232,20 +230,16 @@ def with_true_status(job: Job) -> Job:
 
 
 RECENT_JOBS = 5
-# The project page's recent jobs, with their creators: on every visit of the list page.
-_RECENT_JOBS = Prepared(
-    lambda project_id: (
-        Job.objects.filter(project_id=project_id)
-        .select_related("created_by")
-        .order_by("-created_at", "-id")[:RECENT_JOBS]
-    ),
-    project_id=int,
-)
 
 
 def recent_jobs(project: Project) -> list[Job]:
     """The project's newest jobs, each with its true status (:func:`with_true_status`)."""
-    return [with_true_status(job) for job in _RECENT_JOBS(project_id=project.pk)]
+    newest = (
+        Job.objects.filter(project=project)
+        .select_related("created_by")
+        .order_by("-created_at", "-id")[:RECENT_JOBS]
+    )
+    return [with_true_status(job) for job in newest]
 
 
 def _remove_leftovers() -> int:

@@ -14,11 +14,11 @@ from trajectories.services import do_import_trajectory
 
 pytestmark = pytest.mark.django_db
 
-# The session with its user; the trajectory (with its project, task, the user's role, and
+# The session, its user; the trajectory (with its project, task, the user's role, and
 # whether it has assignees, comments, proposals and edits to undo or redo), subgoals, memory
 # targets, anchors with their links, history, steps (the selected one among them); then one
 # query each for the assignees, the comments and the proposals when it has any.
-BARE_PAGE_QUERIES = 7
+BARE_PAGE_QUERIES = 8
 FULL_PAGE_QUERIES = BARE_PAGE_QUERIES + 3
 
 

@@ -61,16 +61,16 @@ def queries(look) -> int:
 
 def test_a_second_look_is_served_from_the_cache(look, imported):
     look()
-    # page: the session with its user, project, recent jobs; API: token with its user, project
-    assert queries(look) == 3 + 2
+    # page: the session, its user, project, recent jobs; API: token with its user, project
+    assert queries(look) == 4 + 2
 
 
 def test_without_the_cache_every_look_reads_the_rows(look, imported, settings):
     settings.WAYPOINT_LIST_CACHE_S = 0
     look()
-    # page: the session with its user, project, recorders, statuses, rows, jobs; API: + count
-    # and rows
-    assert queries(look) == 6 + 4
+    # page: the session, its user, project, recorders, statuses, rows, jobs; API: + count and
+    # rows
+    assert queries(look) == 7 + 4
 
 
 def test_a_submitted_trajectory_is_listed_in_review(look, imported, bob):
@@ -91,10 +91,9 @@ def test_a_label_edit_shows_its_new_version_and_keeps_the_page(look, imported, b
         again, rows_again = look()
     assert main(again) == main(page)
     assert rows_again == [dict(rows[0], version=version + 1, updated_at=ANY)]
-    # The list page shows no versions: still from the cache (the session with its user,
-    # project, jobs); the API list read only its rows' versions again (token, project,
-    # versions).
-    assert len(captured) == 3 + 3
+    # The list page shows no versions: still from the cache (the session, its user, project,
+    # jobs); the API list read only its rows' versions again (token, project, versions).
+    assert len(captured) == 4 + 3
     assert look()[1][0]["updated_at"] > rows[0]["updated_at"]
 
 

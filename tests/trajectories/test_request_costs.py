@@ -39,18 +39,18 @@ def test_the_newest_first_order_of_lists_is_an_index(db):
     assert ["project_id", "created_at", "id"] in [c["columns"] for c in ordered]
 
 
-def test_the_list_page_costs_six_queries_with_1_or_30_rows(client, project, alice):
+def test_the_list_page_costs_seven_queries_with_1_or_30_rows(client, project, alice):
     url = reverse("trajectory-list", args=[project.pk])
     client.force_login(alice)
     import_many(project, 1)
-    # the session with its user, project, recorders, statuses (progress, and the count), page,
+    # the session, its user, project, recorders, statuses (progress, and the count), page,
     # recent jobs
-    assert queries_of(client, url) == 6
+    assert queries_of(client, url) == 7
     import_many(project, 29, start=1)
-    assert queries_of(client, url) == 6
-    assert queries_of(client, url + "?page=2&status=annotating&sort=-steps") == 6
+    assert queries_of(client, url) == 7
+    assert queries_of(client, url + "?page=2&status=annotating&sort=-steps") == 7
     # Another filter needs its own count.
-    assert queries_of(client, url + "?recorder=bob") == 7
+    assert queries_of(client, url + "?recorder=bob") == 8
 
 
 def test_the_list_page_counts_what_it_lists_whatever_the_filter(client, project, alice):
