@@ -216,6 +216,7 @@ def environment(work: Path) -> dict[str, str]:
         "SECURE_SSL_REDIRECT": "0",
         "WAYPOINT_VAR_DIR": str(work / "var"),
         "MEDIA_ROOT": str(work / "blobs"),
+        "STATIC_ROOT": str(work / "static"),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "LOG_LEVEL": "WARNING",
     }
@@ -296,6 +297,9 @@ def seed(trajectories: int, steps: int, team: int) -> dict:
 
     started = time.monotonic()
     call_command("migrate", verbosity=0, interactive=False)
+    # With DEBUG=0 the pages name static files by their hashed names, from collectstatic's
+    # manifest (as a deployment has; the bench fetches the pages, not the files).
+    call_command("collectstatic", verbosity=0, interactive=False)
     print(f"  migrated in {time.monotonic() - started:.0f} s", flush=True)
     users = get_user_model().objects
     admin = users.filter(username="bench-admin").first() or users.create_user("bench-admin")

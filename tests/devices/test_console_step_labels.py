@@ -96,3 +96,29 @@ def test_a_label_form_of_an_older_version_is_refused(
     assert "you edited version 1" in page.inner_text("#recording-error")
     assert page.get_attribute("#labels-form", "data-step") == "0"  # still on the step picked
     assert Trajectory.objects.get(task=task).steps.get(index=0).summary == "x"
+
+
+def test_the_finish_form_says_how_the_answer_is_graded(
+    transactional_db, live_server, adb_servers, device, project_device, project, browser
+):
+    """A price task is graded as a number: the recorder says so before Finish, so a sentence
+    with the price is known to count."""
+    from trajectories.records import TaskRecord
+    from trajectories.services import get_or_create_task
+
+    task = get_or_create_task(
+        project,
+        TaskRecord(
+            uid="price",
+            goal="Tell me the kettle's price",
+            gold_answer="$91.50",
+            grading_rule="number",
+        ),
+    )
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    start_recording(page, live_server, device, project, task=task)
+    rule = page.inner_text("#finish-form #grading-rule")
+    assert "same number" in rule and "“It costs $12.50” and “12.5” are the same" in rule
+    assert page.get_attribute("#answer", "aria-describedby") == "grading-rule"
+    assert "91.5" not in rule  # the rule, not the gold answer
+    shot(page, "console-finish-grading-rule")
