@@ -201,6 +201,32 @@ def memory_match(predicted: str | None, value: str) -> str:
 
 
 TERMINATE_STATUSES = ("success", "failure")
+TASK_SCORES = {"complete": 1.0, "partial": 0.5, "none": 0.0}
+
+
+def task_memory(steps: list[dict[str, Any]], predicted: dict[str, Prediction], first: int) -> str:
+    """What the agent wrote as memory from step ``first`` (the first encode step) on, in
+    order: a value written a step late, or kept in a later step's memory, still counts."""
+    texts = []
+    for step in steps:
+        index = step.get("step_index")
+        if not isinstance(index, int) or index < first:
+            continue
+        prediction = predicted.get(str(index))
+        text = (prediction.memory or "").strip() if prediction is not None else ""
+        if text and text.lower() != "none":  # GUI-Owl writes "Memory: none" for nothing
+            texts.append(text)
+    return "\n".join(texts)
+
+
+def task_memory_verdict(verdicts: list[str]) -> str:
+    """A task's memory: complete when every target is, none when no target is even partly
+    there, partial otherwise (STAMP's g in {1, 0.5, 0})."""
+    if all(v == "complete" for v in verdicts):
+        return "complete"
+    if all(v == "none" for v in verdicts):
+        return "none"
+    return "partial"
 
 
 def answer_of(action: dict[str, Any]) -> str | None:
@@ -251,7 +277,9 @@ def evaluate(
 ) -> dict[str, Any]:
     """Every metric over the tasks that have at least one prediction.
 
-    With a ``judge``, memory targets the rules do not find complete are graded by it too.
+    M-Acc is STAMP's: each task with memory targets scores g = 1, 0.5 or 0 (complete,
+    partial, none) for what the agent wrote as memory from the first encode step on; by the
+    rules (``m_acc``) and, with a ``judge``, by STAMP's Table 17 judge (``m_acc_judge``), apart.
     """
     malformed = malformed or Malformed()
     total = _group()
@@ -261,6 +289,7 @@ def evaluate(
         "by_app": defaultdict(_group),
     }
     memory = {"targets": 0, "complete": 0, "partial": 0, "none": 0}
+    memory_tasks = {"tasks": 0, "rule_sum": 0.0, "judged": 0, "judge_sum": 0.0}
     answers = {"tasks": 0, "correct": 0}
     required_steps = failed_required = missing_sources = credited = 0
     known = set()
@@ -299,15 +328,24 @@ def evaluate(
             target["steps"] += len(steps)
             target["ams_sum"] += sum(scores.values())
             target["tcr_success"] += success
-        for item in task.get("memory_targets") or []:
-            prediction = predicted.get(str(item.get("encode_step")))
-            memory_text = prediction.memory if prediction else None
-            value = str(item.get("value", ""))
-            verdict = memory_match(memory_text, value)
-            if judge is not None and verdict != "complete":
-                verdict = judge.grade(str(item.get("key", "")), value, memory_text, verdict)
-            memory["targets"] += 1
-            memory[verdict] += 1
+        targets = [t for t in task.get("memory_targets") or [] if isinstance(t, dict)]
+        if targets:
+            encodes = [t.get("encode_step") for t in targets]
+            first = min((e for e in encodes if isinstance(e, int)), default=0)
+            written = task_memory(steps, predicted, first)
+            verdicts = [memory_match(written, str(t.get("value", ""))) for t in targets]
+            for verdict in verdicts:
+                memory["targets"] += 1
+                memory[verdict] += 1
+            memory_tasks["tasks"] += 1
+            memory_tasks["rule_sum"] += TASK_SCORES[task_memory_verdict(verdicts)]
+            if judge is not None:
+                reference = "\n".join(f"{t.get('key', '')}: {t.get('value', '')}" for t in targets)
+                instruction = str(task.get("instruction_en") or task.get("instruction") or "")
+                judged = judge.grade_task(instruction, reference, written, task_id)
+                if judged is not None:
+                    memory_tasks["judged"] += 1
+                    memory_tasks["judge_sum"] += TASK_SCORES[judged]
         if task.get("gold_answer"):
             answers["tasks"] += 1
             answer = status = None
@@ -336,8 +374,14 @@ def evaluate(
         "credited_steps": credited,
         "memory": {
             **memory,
-            "m_acc": round(memory["complete"] / memory["targets"], 6)
-            if memory["targets"]
+            "tasks": memory_tasks["tasks"],
+            # STAMP's M-Acc: (1/N) sum of g over the N tasks with memory, g in {1, 0.5, 0}.
+            "m_acc": round(memory_tasks["rule_sum"] / memory_tasks["tasks"], 6)
+            if memory_tasks["tasks"]
+            else None,
+            "judged_tasks": memory_tasks["judged"],
+            "m_acc_judge": round(memory_tasks["judge_sum"] / memory_tasks["judged"], 6)
+            if memory_tasks["judged"]
             else None,
         },
         "answers": {

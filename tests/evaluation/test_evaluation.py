@@ -15,6 +15,8 @@ from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
+STAMP = Path(__file__).resolve().parents[2].parent / "shared" / "papers" / "stamp-memory-world.txt"
+
 TASKS = [
     {
         "task_id": "T1",
@@ -128,8 +130,17 @@ def test_all_wrong_predictions(tmp_path, benchmark):
     result = score(tmp_path, benchmark, WRONG)
     assert (result["ams"], result["tcr"]) == (0.0, 0.0)
     assert result["answers"]["correct"] == 0
-    # No memory predicted at either encode step: both targets are no match.
-    assert result["memory"] == {"targets": 2, "complete": 0, "partial": 0, "none": 2, "m_acc": 0.0}
+    # No memory predicted at all: both targets are no match, and the task's g is 0.
+    assert result["memory"] == {
+        "targets": 2,
+        "complete": 0,
+        "partial": 0,
+        "none": 2,
+        "tasks": 1,
+        "m_acc": 0.0,
+        "judged_tasks": 0,
+        "m_acc_judge": None,
+    }
 
 
 def test_results_are_broken_down_by_length_bucket_of_ten_steps_in_order(tmp_path):
@@ -206,7 +217,17 @@ def test_gui_owl_raw_output_is_parsed_and_memory_scored(tmp_path, benchmark):
     ]
     result = score(tmp_path, benchmark, lines)
     assert (result["tasks"], result["ams"], result["tcr"]) == (1, 1.0, 1.0)
-    assert result["memory"] == {"targets": 2, "complete": 1, "partial": 1, "none": 0, "m_acc": 0.5}
+    # The price is there, the item only in part ("shirt"): the task's memory is partial, g 0.5.
+    assert result["memory"] == {
+        "targets": 2,
+        "complete": 1,
+        "partial": 1,
+        "none": 0,
+        "tasks": 1,
+        "m_acc": 0.5,
+        "judged_tasks": 0,
+        "m_acc_judge": None,
+    }
     assert result["answers"]["correct"] == 1
 
 
@@ -351,7 +372,9 @@ class _ChatServer:
         self.httpd.server_close()
 
 
-def test_an_llm_judge_grades_memory_the_rules_miss(tmp_path, benchmark, settings, capsys):
+def judged_with(settings, tmp_path, benchmark, answers: list[str]) -> tuple[dict, list[str]]:
+    """Score T1's memory (a price of "1.2k", an item of "a shirt") with a judge answering
+    ``answers``; the result and the prompts it was sent."""
     lines = [
         {
             "task_id": "T1",
@@ -366,7 +389,7 @@ def test_an_llm_judge_grades_memory_the_rules_miss(tmp_path, benchmark, settings
     ]
     path = tmp_path / "pred.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    server = _ChatServer(["Complete.", "I am not sure"])
+    server = _ChatServer(answers)
     try:
         settings.WAYPOINT_JUDGE_URL = server.url
         call_command(
@@ -378,19 +401,64 @@ def test_an_llm_judge_grades_memory_the_rules_miss(tmp_path, benchmark, settings
         )
     finally:
         server.close()
-    result = json.loads((tmp_path / "r.json").read_text())
-    # The rules: price none ("1.2k"), item partial ("shirt"); the judge upgrades the price and
-    # gives garbage for the item, which keeps the rules' verdict.
-    assert result["memory"] == {"targets": 2, "complete": 1, "partial": 1, "none": 0, "m_acc": 0.5}
+    return json.loads((tmp_path / "r.json").read_text()), server.prompts
+
+
+def test_the_judge_grades_each_tasks_memory_with_stamps_prompt_apart_from_the_rules(
+    tmp_path, benchmark, settings, capsys
+):
+    result, prompts = judged_with(settings, tmp_path, benchmark, ["Complete Match"])
+    # The rules: the price is not there ("1.2k"), the item in part: the task is partial (0.5);
+    # the judge, asked once for the task, says the memory matches (1): both are reported.
+    memory = result["memory"]
+    assert (memory["m_acc"], memory["m_acc_judge"], memory["judged_tasks"]) == (0.5, 1.0, 1)
+    [prompt] = prompts
+    assert "I have a task to perform using Chrome on my phone, as follows:\n" in prompt
+    assert "as follows:\nprice: 1234.5\nitem: Blue Shirt\n" in prompt
+    assert "memorized the following:\n1.2k\na shirt\n" in prompt
+    out = capsys.readouterr().out
+    assert "M-Acc (rules): 50.00% over 1 tasks" in out
+    assert "M-Acc (judge): 100.00% over 1 judged tasks" in out
+
+
+def test_a_judge_answer_that_is_no_verdict_leaves_the_task_unjudged(tmp_path, benchmark, settings):
+    result, _ = judged_with(settings, tmp_path, benchmark, ["I am not sure"])
+    assert (result["memory"]["m_acc"], result["memory"]["m_acc_judge"]) == (0.5, None)
     assert result["judge"] == {
         "model": "gpt-4o-mini",
-        "asked": 2,
-        "changed": 1,
+        "prompt": "STAMP Table 17",
+        "asked": 1,
         "failed": 1,
-        "errors": ["item: the judge answered 'I am not sure', not complete/partial/none"],
+        "errors": [
+            "T1: the judge answered 'I am not sure', not one of Complete / Partial / No Match"
+        ],
     }
-    assert "Value: 1234.5\nWhat the agent wrote: 1.2k" in server.prompts[0]
-    assert "judge gpt-4o-mini: asked 2, changed 1, failed 1" in capsys.readouterr().out
+
+
+def test_the_judges_prompt_is_stamps_table_17_word_for_word():
+    from evaluation.judge import PROMPT
+
+    text = STAMP.read_text(encoding="utf-8")
+    start = text.index("Memory-Acc Evaluation Prompt\n") + len("Memory-Acc Evaluation Prompt\n")
+    paper = text[start : text.index("\n\nTable 17", start)]
+    assert PROMPT.format(task="{}", reference="{}", memory="{}") == paper
+
+
+def test_memory_written_a_step_late_still_counts(tmp_path, benchmark):
+    """STAMP judges what the agent wrote from the encode step on, not the encode step alone."""
+    lines = [
+        act("T1", 0, "tap", x=150, y=250),
+        {
+            "task_id": "T1",
+            "step_index": 1,
+            "prediction": {
+                "action": {"action": "text", "value": "hello world"},
+                "memory": "price 1234.50; item Blue Shirt",
+            },
+        },
+    ]
+    result = score(tmp_path, benchmark, lines)
+    assert (result["memory"]["complete"], result["memory"]["m_acc"]) == (2, 1.0)
 
 
 def test_the_judge_needs_an_endpoint(tmp_path, benchmark, settings):

@@ -54,11 +54,16 @@ class Command(BaseCommand):
         out.write(f"AMS: {result['ams']:.4f}")
         out.write(f"TCR: {_percent(result['tcr'])} ({result['tcr_success']} tasks)")
         memory = result["memory"]
-        if memory["targets"]:
+        if memory["tasks"]:
             out.write(
-                f"M-Acc: {_percent(memory['m_acc'])} ({memory['complete']} complete, "
-                f"{memory['partial']} partial, {memory['none']} no match "
-                f"of {memory['targets']} targets)"
+                f"M-Acc (rules): {_percent(memory['m_acc'])} over {memory['tasks']} tasks "
+                f"({memory['complete']} complete, {memory['partial']} partial, "
+                f"{memory['none']} no match of {memory['targets']} targets)"
+            )
+        if memory["m_acc_judge"] is not None:
+            out.write(
+                f"M-Acc (judge): {_percent(memory['m_acc_judge'])} over "
+                f"{memory['judged_tasks']} judged tasks"
             )
         answers = result["answers"]
         if answers["tasks"]:
@@ -69,7 +74,7 @@ class Command(BaseCommand):
         if result["judge"]:
             judged = result["judge"]
             out.write(
-                f"judge {judged['model']}: asked {judged['asked']}, changed {judged['changed']}, "
+                f"judge {judged['model']} ({judged['prompt']}): asked {judged['asked']}, "
                 f"failed {judged['failed']}"
             )
             for error in judged["errors"]:
