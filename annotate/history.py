@@ -14,6 +14,7 @@ KIND_WORDS = {
     events.LABELS_REDONE: "redid a change",
     events.LABELS_REVERTED: "reverted a change",
     events.STEP_UNDONE_LABELS: "took the labels off an undone step",
+    events.MEMORY_FROM_ENVIRONMENT: "labelled memory from the device's known variables",
 }
 
 

@@ -65,6 +65,9 @@ LABELS_REVERTED = "labels.reverted"  # one earlier change put back, not the last
 # what the labels said about a recorded step that is undone while recording (values it encoded
 # set aside, its index out of retrieve steps): one edit, undoable and revertable
 STEP_UNDONE_LABELS = "labels.step_undone"
+# memory targets and step memory read off a virtual device's known variables (origin: the
+# environment, not a person): edits like any other, which never replace a person's label
+MEMORY_FROM_ENVIRONMENT = "labels.memory_from_environment"
 
 # review and assignment
 TRAJECTORY_SUBMITTED = "trajectory.submitted"

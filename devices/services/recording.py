@@ -13,6 +13,7 @@ Each ``do_*`` action and each recorded step commits when it returns
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ from .actions import execute_action
 from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, find_device
 from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
 from .environment import check_seed, read_environment, reset_apps
+from .environment_memory import do_label_memory_from_environment, memory_items
 from .live import remember_frame
 
 NO_DEVICE_ACTIONS = (ActionType.ANSWER, ActionType.TERMINATE)
@@ -559,6 +561,8 @@ def do_finish_recording(
             before={"status": Status.RECORDING},
             after={"status": Status.ANNOTATING, "outcome": outcome, "grade": graded},
         )
+    if "virtual_device" in trajectory.metadata:
+        do_label_memory_from_environment(trajectory)
     return trajectory
 
 
@@ -802,10 +806,18 @@ def _int_or_none(value: Any) -> int | None:
 VIRTUAL_TASK_PREFIX = "virtual:"
 
 
-def _declared_tasks(conn: Connected) -> list[dict[str, Any]]:
-    import json
+def _declared(conn: Connected, what: str) -> list[dict[str, Any]]:
+    """``waypoint tasks`` or ``waypoint vars`` of the virtual device, as JSON."""
+    return json.loads(conn.device.shell(["waypoint", what], timeout=10) or "[]")
 
-    return json.loads(conn.device.shell(["waypoint", "tasks"], timeout=10) or "[]")
+
+def _declared_tasks(conn: Connected) -> list[dict[str, Any]]:
+    """The virtual device's tasks, each with its variables' descriptions (``_variables``)."""
+    tasks = _declared(conn, "tasks")
+    variables = _declared(conn, "vars")
+    for task in tasks:
+        task["_variables"] = variables
+    return tasks
 
 
 def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
@@ -818,7 +830,7 @@ def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
         apps=item.get("apps", []),
         gold_answer=item["gold"],
         grading_rule=item.get("rule", "exact"),
-        memory_items=[{"key": ref, "where": "virtual device"} for ref in item["variables"]],
+        memory_items=memory_items(item["variables"], item.get("_variables", [])),
     )
 
 
@@ -827,9 +839,15 @@ def _virtual_task(project: Project, record: TaskRecord) -> Task:
     by: tasks imported before the rule was kept were stored as ``exact``, and the evaluator and
     the exports would grade them otherwise than the device did."""
     task = get_or_create_task(project, record)
-    if task.grading_rule != record.grading_rule:
-        Task.objects.filter(pk=task.pk).update(grading_rule=record.grading_rule)
-        task.grading_rule = record.grading_rule
+    changed = {
+        name: getattr(record, name)
+        for name in ("grading_rule", "memory_items")
+        if getattr(task, name) != getattr(record, name)
+    }
+    if changed:  # what the device says of its task now (tasks kept before it said so)
+        Task.objects.filter(pk=task.pk).update(**changed)
+        for name, value in changed.items():
+            setattr(task, name, value)
     return task
 
 
