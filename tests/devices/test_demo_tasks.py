@@ -120,6 +120,6 @@ def test_a_demo_task_is_recorded_in_the_console(
 
     trajectory = Trajectory.objects.get(task=task)
     steps = list(trajectory.steps.order_by("index"))
-    assert steps[0].action == {"package": SHOP}
+    assert steps[0].action == {"package": SHOP, "app_label": "ShopMate"}  # the device named it
     assert steps[4].target["resource_id"] == f"{SHOP}:id/product_{slug}"
     assert steps[-2].action_type == "answer" and steps[-2].action["text"] == price
