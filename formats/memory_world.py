@@ -52,6 +52,29 @@ def environment(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def task_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """STAMP's task fields (appendix A.7, Table 18): the guideline, the pages that must be
+    visited, the final action and its output format, and the seeds the instance is made of
+    (the task seed: the task's template; the platform seed: the apps and their data seed).
+    Known for tasks of the virtual device; empty for others."""
+    metadata = record["metadata"]
+    spec = metadata.get("virtual_task_spec") or {}
+    env = environment(record)
+    virtual = env["kind"] == "virtual"
+    device_apps = (metadata.get("virtual_device") or {}).get("apps", [])
+    return {
+        "guideline": spec.get("guideline", ""),
+        "must_visit": spec.get("must_visit", []),
+        "final_action": {
+            "type": "answer",
+            "output_format": spec.get("output_format", ""),
+            "grading_rule": record["task"]["grading_rule"],
+        },
+        "task_seed": env.get("virtual_task") if virtual else None,
+        "platform_seed": {"apps": device_apps, "seed": env.get("seed")} if virtual else None,
+    }
+
+
 def task_record(record: dict[str, Any], copy: Callable[[str], str]) -> dict[str, Any]:
     steps = {step["index"]: step for step in record["steps"]}
     items = []
@@ -86,6 +109,7 @@ def task_record(record: dict[str, Any], copy: Callable[[str], str]) -> dict[str,
         "reference_steps": len(record["steps"]),
         "outcome": record["outcome"],
         "environment": environment(record),
+        **task_fields(record),
     }
 
 
@@ -109,6 +133,7 @@ def export_memory_world(
         "trajectories": 0,
         "steps": 0,
         "memory_items": 0,
+        "without_memory_items": 0,
         "without_gold_answer": 0,
         "virtual": 0,
         "virtual_without_seed": 0,
@@ -127,6 +152,7 @@ def export_memory_world(
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])
             counts["memory_items"] += len(task["memory_items"])
+            counts["without_memory_items"] += not task["memory_items"]
             counts["without_gold_answer"] += not task["gold_answer"]
             if task["environment"]["kind"] == "virtual":
                 counts["virtual"] += 1
@@ -153,7 +179,8 @@ and the environment that reproduces it.
 
 - Tasks: {counts["trajectories"]} ({counts["virtual"]} on the virtual device), memory items:
   {counts["memory_items"]}, reference steps: {counts["steps"]}, images: {counts["images"]}.
-- Tasks without a gold answer: {counts["without_gold_answer"]}.
+- Tasks without a gold answer: {counts["without_gold_answer"]}; without memory items (nothing
+  labelled, and no known variable of the virtual device shown): {counts["without_memory_items"]}.
 - Virtual-device tasks with no recorded seed (their environment cannot be rebuilt exactly):
   {counts["virtual_without_seed"]}.
 - Virtual-device tasks recorded without resetting the apps to their seed first (the memory

@@ -233,7 +233,14 @@ def do_start_recording(
         # or a note may already be there).
         metadata["virtual_device"] = {**env, "reset": seed is not None}
     if facts.virtual and task.uid.startswith(VIRTUAL_TASK_PREFIX):
-        metadata["virtual_task"] = task.uid.split(":")[1]
+        metadata["virtual_task"] = task_id = task.uid.split(":")[1]
+        declared = next((t for t in _declared(conn, "tasks") if t["id"] == task_id), {})
+        # Memory-World's task fields, as the device poses the task (its export carries them).
+        metadata["virtual_task_spec"] = {
+            name: declared[name]
+            for name in ("guideline", "must_visit", "output_format")
+            if name in declared
+        }
     with transaction.atomic(durable=True):
         trajectory = Trajectory.objects.create(
             project=task.project,

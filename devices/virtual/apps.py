@@ -61,6 +61,11 @@ class Task:
     rule: str
     variables: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
+    # Memory-World's task fields (STAMP appendix A.7 and Table 18): what to follow, the pages
+    # that must be visited, and the final action's output format.
+    guideline: str = ""
+    must_visit: list[str] = field(default_factory=list)
+    output_format: str = ""
 
     def grade(self, answer: str) -> bool:
         return grade(self.rule, self.gold, answer)
@@ -194,6 +199,15 @@ def _gold(spec: dict, variables: dict[str, Variable], where: str) -> tuple[str, 
     raise ManifestError(f"{where}: unknown gold op {op!r}")
 
 
+ANSWERS_SLUG = "answers"
+# The final answer's format by the kind of value it is (a manifest's task may say its own).
+OUTPUT_FORMATS = {
+    "price": "the price only, as the app shows it (e.g. $42.10)",
+    "holder": "the name only (e.g. FreshCart)",
+    "time": "the time only, as written (e.g. 14:30)",
+}
+
+
 def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = APPS_DIR) -> Catalog:
     """Read every app's manifest, generate its variables from ``seed``, resolve task answers.
 
@@ -256,7 +270,32 @@ def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = AP
             if rule not in GRADING_RULES:
                 raise ManifestError(f"{where}: unknown grading rule {rule!r}")
             gold, refs = _gold(spec["gold"], variables, where)
+            used = [variables[r] for r in refs]
+            must_visit = [f"{v.app}: {v.where}" for v in used if v.where]
+            must_visit.append(f"{ANSWERS_SLUG}: the task's answer page")
+            output_format = spec.get("output_format") or OUTPUT_FORMATS.get(
+                spec["gold"].get("op", "var")
+                if spec["gold"].get("op") == "holder"
+                else used[0].kind,
+                "the value exactly as the app shows it",
+            )
+            guideline = spec.get("guideline") or (
+                "Read "
+                + "; ".join(f"{v.description or v.ref} ({v.app}: {v.where})" for v in used)
+                + f". Then open the Answers app and submit {output_format}."
+            )
             app.tasks.append(
-                Task(spec["id"], folder.name, spec["instruction"], gold, rule, refs, task_apps)
+                Task(
+                    spec["id"],
+                    folder.name,
+                    spec["instruction"],
+                    gold,
+                    rule,
+                    refs,
+                    task_apps,
+                    guideline=guideline,
+                    must_visit=must_visit,
+                    output_format=output_format,
+                )
             )
     return Catalog(seed=seed, apps=apps)

@@ -73,6 +73,14 @@ def test_a_recording_of_a_virtual_task_is_labelled_from_the_environment(
     assert [(i["key"], i["value"]) for i in task["memory_items"]] == [
         ("freshcart.price_kettle", price)
     ]
+    # The instance can be rebuilt: its template (task seed), apps and data seed (platform
+    # seed), and STAMP's task fields as the device poses them.
+    assert task["task_seed"] == "cheaper-kettle-shop"
+    assert task["platform_seed"]["seed"] == SEED
+    assert {a["slug"] for a in task["platform_seed"]["apps"]} >= {"freshcart", "megamart"}
+    assert task["must_visit"][0].startswith("freshcart: product page of the Brew Pro")
+    assert task["final_action"]["output_format"] == "the name only (e.g. FreshCart)"
+    assert task["guideline"].startswith("Read FreshCart's price of the Brew Pro kettle")
 
     # Undoable like any edit: the step's memory, then the targets.
     trajectory.refresh_from_db()

@@ -44,7 +44,14 @@ def export(project, tmp_path, fmt, name="out", **kwargs) -> Path:
 
 
 def test_memory_world_writes_the_exact_task(project, tmp_path):
-    record = make_record(steps=2, seed=1, metadata={"virtual_task": "t3", "seed": 42})
+    spec = {
+        "guideline": "Read the price on the product page, then submit it.",
+        "must_visit": ["shop: product page", "answers: the task's answer page"],
+        "output_format": "the price only",
+    }
+    record = make_record(
+        steps=2, seed=1, metadata={"virtual_task": "t3", "seed": 42, "virtual_task_spec": spec}
+    )
     do_import_trajectory(project, record)
     out = export(project, tmp_path, "memory-world")
     assert lines(out / "test.jsonl") == [
@@ -79,6 +86,16 @@ def test_memory_world_writes_the_exact_task(project, tmp_path):
                 "apps": ["com.example.shop"],
                 "seed": 42,
             },
+            # STAMP's task fields (appendix A.7, Table 18).
+            "guideline": "Read the price on the product page, then submit it.",
+            "must_visit": ["shop: product page", "answers: the task's answer page"],
+            "final_action": {
+                "type": "answer",
+                "output_format": "the price only",
+                "grading_rule": "exact",
+            },
+            "task_seed": "t3",
+            "platform_seed": {"apps": [], "seed": 42},
         }
     ]
     assert (out / image(31)).read_bytes() == png(31)
