@@ -27,6 +27,7 @@ when the whole value appears, partial when some of its words do, else no match.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from decimal import Decimal, InvalidOperation
@@ -250,6 +251,32 @@ def answer_correct(answer: str | None, gold: str, rule: str) -> bool:
 # ---------------------------------------------------------------- the whole evaluation
 
 
+PASS_AT = (1, 3, 5)
+
+
+def pass_at_k(attempts: dict[str, list[bool]]) -> dict[str, Any]:
+    """pass@k over seeds: a template passes when any of k attempts (its instances at other
+    seeds) succeeds, estimated without bias from its n attempts with c successes as
+    1 - C(n-c, k) / C(n, k), averaged over the templates with at least k attempts. A task
+    succeeds by its gold answer, or by TCR when it has none."""
+    by_k = []
+    for k in PASS_AT:
+        rates = [
+            1 - math.comb(len(a) - sum(a), k) / math.comb(len(a), k)
+            for a in attempts.values()
+            if len(a) >= k
+        ]
+        if rates:
+            by_k.append(
+                {"k": k, "pass": round(sum(rates) / len(rates), 6), "templates": len(rates)}
+            )
+    return {
+        "templates": len(attempts),
+        "attempts": sum(len(a) for a in attempts.values()),
+        "by_k": by_k,
+    }
+
+
 def _group() -> dict[str, Any]:
     return {"tasks": 0, "steps": 0, "ams_sum": 0.0, "tcr_success": 0}
 
@@ -290,6 +317,7 @@ def evaluate(
     }
     memory = {"targets": 0, "complete": 0, "partial": 0, "none": 0}
     memory_tasks = {"tasks": 0, "rule_sum": 0.0, "judged": 0, "judge_sum": 0.0}
+    attempts: dict[str, list[bool]] = defaultdict(list)  # template -> each attempt's success
     answers = {"tasks": 0, "correct": 0}
     required_steps = failed_required = missing_sources = credited = 0
     known = set()
@@ -362,9 +390,11 @@ def evaluate(
                 else:
                     answer = given
             answer = answer if answer is not None else status
-            answers["correct"] += answer_correct(
-                answer, task["gold_answer"], task.get("grading_rule", "exact")
-            )
+            correct = answer_correct(answer, task["gold_answer"], task.get("grading_rule", "exact"))
+            answers["correct"] += correct
+        else:
+            correct = success  # no gold answer: the task is done when its critical chain is
+        attempts[str(task.get("task_template") or task_id)].append(correct)
     unknown = sorted(set(predictions) - known)
     result = {
         **_finish_group(total),
@@ -390,6 +420,7 @@ def evaluate(
             if answers["tasks"]
             else None,
         },
+        "pass_at_k": pass_at_k(attempts),
         "malformed": {"count": malformed.count, "lines": malformed.lines},
         "judge": judge.report() if judge is not None else None,
         "unknown_tasks": {"count": len(unknown), "ids": unknown[:20]},

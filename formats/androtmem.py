@@ -215,9 +215,14 @@ def task_record(
         )
     _link_final_step_to_finish_anchor(steps, record["anchors"], anchor_id)
     task = record["task"]
+    device = record["metadata"].get("virtual_device") or {}
     out = {
         "task_id": task_id,
         "task_uid": task["id"],
+        # The template an instance is made from, and its seed: episodes of one template at
+        # several seeds are the attempts pass@k counts.
+        "task_template": record["metadata"].get("virtual_task") or task["id"],
+        "seed": device.get("seed"),
         "instruction_en": task["goal"],
         "instruction": task["goal"],
         "apps": task["apps"],

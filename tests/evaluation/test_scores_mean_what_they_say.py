@@ -199,3 +199,45 @@ def test_a_price_is_graded_as_a_number_so_a_sentence_with_it_is_right():
     assert record.task.grading_rule == "number"
     assert answer_matches("number", price, f"The item costs {price}")
     assert not answer_matches("number", price, "The item costs $0.01")
+
+
+def template_tasks(template: str, seeds: int) -> list[dict]:
+    return [
+        {
+            "task_id": f"{template}-{seed}",
+            "task_template": template,
+            "seed": seed,
+            "gold_answer": f"${seed}.00",
+            "grading_rule": "number",
+            "steps": [{"step_index": 0, "actionForm": {"action": "finish", "value": ""}}],
+        }
+        for seed in range(seeds)
+    ]
+
+
+def test_pass_at_k_counts_a_template_solved_at_any_of_k_seeds(tmp_path):
+    """Template A is solved at 1 of its 3 seeds, B at none: pass@1 = (1/3 + 0) / 2 and
+    pass@3 = (1 + 0) / 2 (with 3 attempts, the one success is always among them)."""
+    tasks = template_tasks("A", 3) + template_tasks("B", 3)
+    bench = tmp_path / "gt.jsonl"
+    bench.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    answers = {"A-0": "$0.00", "A-1": "$9", "A-2": "$9", "B-0": "$9", "B-1": "$9", "B-2": "$9"}
+    preds = [
+        {"task_id": t, "step_index": 0, "prediction": {"action": {"action": "finish", "value": a}}}
+        for t, a in answers.items()
+    ]
+    path = tmp_path / "pred.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    result = evaluate_files(bench, path)
+    assert result["pass_at_k"] == {
+        "templates": 2,
+        "attempts": 6,
+        "by_k": [
+            {"k": 1, "pass": round((1 / 3) / 2, 6), "templates": 2},
+            {"k": 3, "pass": 0.5, "templates": 2},
+        ],
+    }
+
+
+def test_the_androtmem_export_names_each_tasks_template_and_seed(demo):
+    assert all(t["task_template"] == t["task_uid"] and t["seed"] is None for t in demo)

@@ -51,6 +51,8 @@ def test_it_writes_the_exact_task_record(project, tmp_path):
     assert task == {
         "task_id": uid,
         "task_uid": "task-1",
+        "task_template": "task-1",
+        "seed": None,
         "instruction_en": "Buy the cheapest headphones",
         "instruction": "Buy the cheapest headphones",
         "primary_intent": "Purchase / Order",

@@ -71,6 +71,13 @@ class Command(BaseCommand):
                 f"task success: {_percent(answers['success_rate'])} "
                 f"({answers['correct']} of {answers['tasks']} gold answers)"
             )
+        passing = result["pass_at_k"]
+        if passing["attempts"] > passing["templates"]:  # some template was tried at several seeds
+            rates = [
+                f"pass@{p['k']} {_percent(p['pass'])} ({p['templates']} templates)"
+                for p in passing["by_k"]
+            ]
+            out.write(f"over seeds: {', '.join(rates)}")
         if result["judge"]:
             judged = result["judge"]
             out.write(
