@@ -13,6 +13,7 @@ from devices.services import (
     do_import_virtual_tasks,
     do_start_recording,
     do_take_device,
+    record_step,
 )
 from devices.services.environment_memory import do_label_memory_from_environment
 from devices.virtual import load_apps
@@ -49,11 +50,13 @@ def test_a_recording_of_a_virtual_task_is_labelled_from_the_environment(
     trajectory = do_start_recording(lease, kettle_task, alice, reset_seed=str(SEED))
     open_kettle(trajectory, alice)
     price = load_apps(SEED).variable("freshcart.price_kettle").value
-    do_finish_recording(trajectory, alice, answer=f"FreshCart, at {price}")
+    record_step(trajectory, {"type": "type", "text": f"kettle {price}"}, alice)  # carried on
+    do_finish_recording(trajectory, alice, answer=load_apps(SEED).task("cheaper-kettle-shop").gold)
+    assert trajectory.outcome == "success"
 
     [target] = MemoryTarget.objects.filter(trajectory=trajectory)
     assert (target.key, target.value, target.encode_step) == ("freshcart.price_kettle", price, 1)
-    assert target.retrieve_steps == [2]  # the answer that says it
+    assert target.retrieve_steps == [2]  # the step that types it
     assert target.evidence["source"] == "environment" and len(target.evidence["bounds"]) == 4
     step = Step.objects.get(trajectory=trajectory, index=1)
     assert step.memory == f"FreshCart's price of the Brew Pro kettle: {price}"
@@ -81,6 +84,17 @@ def test_a_recording_of_a_virtual_task_is_labelled_from_the_environment(
     assert task["must_visit"][0].startswith("freshcart: product page of the Brew Pro")
     assert task["final_action"]["output_format"] == "the name only (e.g. FreshCart)"
     assert task["guideline"].startswith("Read FreshCart's price of the Brew Pro kettle")
+
+    # Ground truth scores 1 on everything the evaluator measures, with no human label.
+    from evaluation.scoring import evaluate_files
+    from tests.evaluation.test_scores_mean_what_they_say import predictions, tasks_of
+
+    export_trajectories(everything, tmp_path / "bench", "androtmem")
+    bench = tasks_of(tmp_path / "bench")
+    (tmp_path / "pred.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions(bench)))
+    scored = evaluate_files(tmp_path / "bench", tmp_path / "pred.jsonl")
+    assert (scored["ams"], scored["tcr"], scored["answers"]["success_rate"]) == (1.0, 1.0, 1.0)
+    assert scored["memory"]["m_acc"] == 1.0
 
     # Undoable like any edit: the step's memory, then the targets.
     trajectory.refresh_from_db()

@@ -49,13 +49,21 @@ def truth(step: dict) -> dict:
 WRONG = {"action": "tap", "x": -500, "y": -500}
 
 
+def memory_at(task: dict, index: int) -> str:
+    """What a perfect agent writes as memory at a step: the values it encodes."""
+    return "; ".join(
+        f"{m['key']}: {m['value']}" for m in task["memory_targets"] if m["encode_step"] == index
+    )
+
+
 def predictions(tasks: list[dict], wrong: set[tuple[str, int]] = frozenset()) -> list[dict]:
     return [
         {
             "task_id": task["task_id"],
             "step_index": step["step_index"],
             "prediction": {
-                "action": WRONG if (task["task_id"], step["step_index"]) in wrong else truth(step)
+                "action": WRONG if (task["task_id"], step["step_index"]) in wrong else truth(step),
+                "memory": memory_at(task, step["step_index"]),
             },
         }
         for task in tasks
@@ -134,6 +142,7 @@ def test_ground_truth_scores_one_on_the_demo_data(demo, tmp_path):
     result = evaluate(tmp_path / "d", predictions(demo), tmp_path)
     assert (result["tasks"], result["ams"], result["tcr"]) == (30, 1.0, 1.0)
     assert result["answers"] == {"tasks": 30, "correct": 30, "success_rate": 1.0}
+    assert (result["memory"]["tasks"], result["memory"]["m_acc"]) == (30, 1.0)
     assert androtmem_rules.score(demo, predictions(demo)) == {"ams": 1.0, "tcr": 1.0}
 
 
