@@ -9,19 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "annotate",
-    "config",
-    "core",
-    "devices",
-    "evaluation",
-    "fixtures",
-    "formats",
-    "frontend",
-    "graphs",
-    "trajectories",
-)
+from tests.packages import PACKAGES, ROOT
 
 
 def our_modules() -> dict[str, Path]:

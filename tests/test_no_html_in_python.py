@@ -12,19 +12,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-APPS = (
-    "annotate",
-    "config",
-    "core",
-    "devices",
-    "evaluation",
-    "fixtures",
-    "formats",
-    "frontend",
-    "graphs",
-    "trajectories",
-)
+from tests.packages import PACKAGES as APPS
+from tests.packages import ROOT
+
 # HTML's and SVG's elements, as a tag opens them: ``<div``, ``<svg class=…``, ``<br/>``.
 ELEMENTS = (
     "a abbr article aside audio b blockquote body br button canvas caption circle code col "

@@ -5,21 +5,9 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "annotate",
-    "config",
-    "core",
-    "devices",
-    "evaluation",
-    "fixtures",
-    "formats",
-    "frontend",
-    "graphs",
-    "trajectories",
-)
+from tests.packages import PACKAGES, ROOT
+
 SUFFIXES = (".py", ".html", ".js", ".toml", ".cfg")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.db import IntegrityError, transaction
 
+from tests.packages import PACKAGES
 from tests.trajectories.builders import make_record
 from trajectories import events
 from trajectories.labels import edits, protocol
@@ -16,17 +17,6 @@ from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = (
-    "annotate",
-    "config",
-    "core",
-    "devices",
-    "evaluation",
-    "fixtures",
-    "formats",
-    "graphs",
-    "trajectories",
-)
 
 
 def _calls(name: str):

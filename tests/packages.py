@@ -1,0 +1,19 @@
+"""Waypoint's own packages, as the tests that read the source go through them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = (
+    "annotate",
+    "config",
+    "core",
+    "devices",
+    "evaluation",
+    "fixtures",
+    "formats",
+    "frontend",
+    "graphs",
+    "trajectories",
+)
