@@ -15,7 +15,7 @@ WORKDIR /app
 # whose Chromium this image does not carry.
 ARG EXTRAS=s3,parquet
 COPY pyproject.toml README.md ./
-RUN mkdir -p config core trajectories graphs formats evaluation frontend annotate devices fixtures \
+RUN mkdir -p config core trajectories graphs formats evaluation frontend annotate devices fixtures agents \
     && pip install ".[${EXTRAS}]" \
     && pip uninstall -y waypoint
 

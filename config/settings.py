@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "formats",
     "evaluation",
     "devices",
+    "agents",
     "annotate",
     "frontend",
     "fixtures",

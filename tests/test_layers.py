@@ -1,7 +1,7 @@
 """The apps are layered: each imports only the apps below it, and none imports ``config``.
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
-``fixtures`` < ``annotate``; ``frontend`` sits on the domain apps. ``config`` is the wiring
+``fixtures`` < ``annotate`` and ``agents``; ``frontend`` sits on the domain apps. ``config`` is the wiring
 above them all (settings, URLs, the Celery app): an app reads settings through
 ``django.conf.settings``, never by importing ``config``.
 """
@@ -15,6 +15,7 @@ from tests.test_import_cycles import PACKAGES, import_graph, our_modules
 ORDER = ("core", "trajectories", "graphs", "formats", "evaluation", "devices", "fixtures")
 ALLOWED: dict[str, set[str]] = {app: set(ORDER[:i]) for i, app in enumerate(ORDER)}
 ALLOWED["annotate"] = set(ORDER)
+ALLOWED["agents"] = set(ORDER)  # agents drive devices, score with evaluation; not annotate
 ALLOWED["frontend"] = {"core", "trajectories", "graphs", "formats", "evaluation"}
 ALLOWED["config"] = set(PACKAGES) - {"config"}
 
