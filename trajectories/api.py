@@ -490,40 +490,20 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
         def page() -> Any:
             return super(ProjectTrajectoryListView, self).get(request, *args, **kwargs).data
 
-        # Members see the same rows: the key is what was asked (links name the host), not who;
-        # the rows show each trajectory's version, so the key has the project's data_version.
+        # Members see the same rows: the key is what was asked (links name the host), not who.
         asked = request.build_absolute_uri()
         renderer, media_type = request.accepted_renderer, request.accepted_media_type
         if renderer.format != "json":  # the browsable API draws its page around the rows
-            data = list_cache.remembered(
-                self.project, self.project.data_version, "api", asked, page
-            )
-            return Response(data)
-        # JSON is kept as it is sent: most requests then render nothing. After label edits,
-        # only the rows' versions are read again.
+            return Response(list_cache.remembered(self.project, "api", asked, page))
+        # JSON is kept as it is sent: most requests then render nothing.
         context = self.get_renderer_context()
-
-        def computed() -> tuple[Any, bytes]:
-            data = page()
-            return data, renderer.render(data, media_type, context)
-
-        def refreshed(kept: tuple[Any, bytes]) -> tuple[Any, bytes]:
-            data = {**kept[0], "results": self.with_label_fields(kept[0]["results"])}
-            return data, renderer.render(data, media_type, context)
-
-        _, content = list_cache.kept_up(
-            self.project, "api.json", (asked, media_type), computed, refreshed
+        content = list_cache.remembered(
+            self.project,
+            "api.json",
+            (asked, media_type),
+            lambda: renderer.render(page(), media_type, context),
         )
         return RenderedResponse(content)
-
-    def with_label_fields(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The rows with the version and time of their trajectories' last label edits."""
-        edited = Trajectory.objects.filter(pk__in=[row["id"] for row in rows]).values_list(
-            "pk", "version", "updated_at"
-        )
-        serializer = self.get_serializer()
-        fields = {pk: serializer.label_fields(version, at) for pk, version, at in edited}
-        return [{**row, **fields.get(row["id"], {})} for row in rows]
 
 
 @extend_schema(tags=["trajectories"])

@@ -32,17 +32,11 @@ class Project(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
     )
-    data_version = models.PositiveBigIntegerField(
+    list_version = models.PositiveBigIntegerField(
         default=0,
         editable=False,
-        help_text="Raised after each committed change that the project's API list shows "
+        help_text="Raised after each committed change that the project's lists show "
         "(trajectories/list_cache.py).",
-    )
-    page_version = models.PositiveBigIntegerField(
-        default=0,
-        editable=False,
-        help_text="Raised after each committed change that the project's list page shows: "
-        "all but label edits (trajectories/list_cache.py).",
     )
 
     class Meta:
@@ -52,13 +46,13 @@ class Project(models.Model):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        # The versions are only ever raised in the database: writing back the values this object
-        # was loaded with would lower them, and lists kept for those old values would be served.
+        # The version is only ever raised in the database: writing back the value this object
+        # was loaded with would lower it, and lists kept for that old value would be served.
         if not self._state.adding and kwargs.get("update_fields") is None:
             kwargs["update_fields"] = [
                 f.name
                 for f in self._meta.concrete_fields
-                if not f.primary_key and f.name not in ("data_version", "page_version")
+                if not f.primary_key and f.name != "list_version"
             ]
         super().save(*args, **kwargs)
 

@@ -334,14 +334,6 @@ class TrajectorySerializer(serializers.ModelSerializer):
             "version": trajectory.version,
         }
 
-    def label_fields(self, version: int, updated_at: datetime) -> dict[str, Any]:
-        """The fields of a row that a label edit changes, as :meth:`to_representation`
-        writes them."""
-        return {
-            "updated_at": self._datetime(self.fields["updated_at"], updated_at),
-            "version": version,
-        }
-
     @cached_property
     def _date_fields(self) -> list[tuple[str, serializers.Field]]:
         return [(name, self.fields[name]) for name in ("recorded_at", "created_at", "updated_at")]

@@ -175,7 +175,6 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
     asked = (request.GET.urlencode(), project.name, project.description)
     body = list_cache.remembered(
         project,
-        project.page_version,
         "page",
         asked,
         lambda: render_to_string(
@@ -192,18 +191,14 @@ def trajectory_list(request: HttpRequest, project_id: int) -> HttpResponse:
 
 def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dict[str, Any]:
     """The filter form, the page of rows and (``whole``) the progress strip of the list."""
-    recorders = list_cache.remembered(
-        project, project.page_version, "recorders", (), lambda: recorder_names(project)
-    )
+    recorders = list_cache.remembered(project, "recorders", (), lambda: recorder_names(project))
     form = TrajectoryFilterForm(request.GET, project, recorders)
     filters = form.filters()
     sort = request.GET.get("sort", "")
     # The whole page shows the count per status; without filters but the status, the list's
     # count is among them, and the paginator need not count again.
     counts = (
-        list_cache.remembered(
-            project, project.page_version, "counts", (), lambda: selectors.status_counts(project)
-        )
+        list_cache.remembered(project, "counts", (), lambda: selectors.status_counts(project))
         if whole
         else None
     )
@@ -224,7 +219,6 @@ def _list_context(request: HttpRequest, project: Project, *, whole: bool) -> dic
 
     count, number, rows, listed = list_cache.remembered(
         project,
-        project.page_version,
         "table",
         (filters, sort, request.GET.get("page")),
         table,
