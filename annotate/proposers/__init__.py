@@ -45,7 +45,7 @@ def episode_of_record(record: TrajectoryRecord) -> Episode:
     return Episode(
         goal=record.task.goal,
         actions=[dict(s.action) for s in record.steps],
-        screens=[ScreenView(s.package, s.activity, s.ui_xml) for s in screens],
+        screens=[ScreenView(s.package, s.activity, s.ui_xml, s.visible_memory) for s in screens],
     )
 
 
@@ -76,6 +76,8 @@ def episode_of_trajectory(trajectory: Trajectory, *, images: bool = False) -> Ep
     return Episode(
         goal=trajectory.task.goal,
         actions=[{"type": s.action_type, **s.action} for s in steps],
-        screens=[ScreenView(s.package, s.activity, blob(s.ui_xml)) for s in screens],
+        screens=[
+            ScreenView(s.package, s.activity, blob(s.ui_xml), s.visible_memory) for s in screens
+        ],
         images=[blob(s.screenshot) for s in screens] if images else [],
     )

@@ -21,6 +21,9 @@ class ScreenView:
     package: str = ""
     activity: str = ""
     xml: bytes | None = None
+    # The virtual device's own word on which memory variables the screen shows (each with
+    # its "value"); empty on phones.
+    visible_memory: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,22 @@
 """The proposer that needs no model: segments, memory targets and anchors from the screens.
 
-Subgoals start where the foreground app changes (opening an app from the launcher is a subgoal
-of its own; going home ends one), at the click that focuses a field about to be typed into,
-after a text entry is submitted (Enter), after a back that leaves a screen where a remembered
-value was read (the look-up is done), at a sharp change of activity and screen structure in a
-long run, and at the answer. A subgoal succeeded when its end screen differs from its start.
+Subgoals start where the foreground app changes. The home screen and the app drawer are not an
+app of the task: leaving an app for them (Home, or Back from an app's first screen), and every
+step there (swipes in the drawer included), up to the tap that brings an app to the front, is
+one subgoal "Open X" — as is an open-app action from the home screen. Inside an app, what a
+visit is for (a look-up, a form filled and sent, a note written) is one subgoal; one ends after
+a text entry submitted with Enter and after a Back that leaves a screen where a remembered
+value was read (the look-up is done), and in a long run a sharp change of activity and screen
+structure or a new text entry starts one. The answer starts the last one. A subgoal succeeded
+when its end screen differs from its start.
 
 Memory targets: a value typed or answered at a later step that was visible as text (not in an
-input field) on an earlier screen, and was not typed before it appeared there. It is encoded on
-the first screen that shows it and retrieved by every step that types or answers it.
+input field) on an earlier screen, and was not typed before it appeared there. App names and
+values the goal itself states are not carried from a screen, so they are never targets. A value
+the virtual device says a screen shows (its ``visible_memory``) counts even when it does not
+look like one (a password of plain letters) or the dump glues it to its neighbour. It is encoded
+on the screen that shows it best before it is used, and retrieved by every step that types or
+answers it.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ class _Screen:
     tree: UITree | None
     tokens: dict[str, UIElement]  # memorable token -> the element showing it best
     labels: dict[str, str]  # element path -> the label beside it ("Price")
+    declared: dict[str, dict[str, Any]]  # value -> the variable the device says is shown
 
 
 def tokens_of(text: str) -> list[str]:
@@ -75,6 +84,41 @@ def app_label(package: str) -> str:
     return package.rsplit(".", 1)[-1].capitalize() if package else "the app"
 
 
+def _app_names(episode: Episode, screens: list[_Screen]) -> dict[str, str]:
+    """Each app's name as the episode shows it: the label of an open-app action, or the text of
+    the home-screen icon tapped to bring the app to the front."""
+    names: dict[str, str] = {}
+    for i, action in enumerate(episode.actions):
+        before, after = screens[i], screens[i + 1]
+        label = ""
+        if action.get("type") == "open_app":
+            label = str(action.get("app_label") or "")
+        elif (
+            action.get("type") == "click"
+            and "x" in action
+            and _is_launcher(before.package)
+            and before.tree is not None
+        ):
+            el = before.tree.element_at(action["x"], action["y"])
+            label = (el.content_desc or el.text).strip() if el is not None else ""
+        if label and after.package and not _is_launcher(after.package):
+            names.setdefault(after.package, label)
+    return names
+
+
+def _launcher_labels(screens: list[_Screen]) -> set[str]:
+    """The names under the icons of the home screen and the app drawer."""
+    return {
+        normal(text.strip())
+        for screen in screens
+        if _is_launcher(screen.package) and screen.tree is not None
+        for el in screen.tree.elements
+        if el.clickable
+        for text in (el.text, el.content_desc)
+        if text.strip()
+    }
+
+
 def _key_for(el: UIElement, value: str, label: str) -> str:
     """A key from the label beside the value, the text before it, or its resource-id."""
     before = el.text.split(value, 1)[0] if value in el.text else ""
@@ -85,17 +129,51 @@ def _key_for(el: UIElement, value: str, label: str) -> str:
     return "value"
 
 
+def _prominence(screen: _Screen, token: str) -> tuple[bool, int]:
+    el = screen.tokens.get(token)
+    return (el is None or not _alone(el, token), len(screen.tokens))
+
+
+def _target(screen: _Screen, token: str, encode: int) -> dict[str, Any]:
+    """A memory target of ``token`` read on ``screen``, with its evidence: the element that
+    shows it, or where the device says the variable is when the dump does not show it alone."""
+    el = screen.tokens.get(token)
+    variable = screen.declared.get(token, {})
+    if el is not None:
+        shown = next(t for t in tokens_of(el.text or el.content_desc) if normal(t) == token)
+        key = _key_for(el, shown, screen.labels.get(el.path, ""))
+        evidence = {
+            "bounds": list(el.bounds),
+            "text": el.text or el.content_desc,
+            "resource_id": el.resource_id,
+            "path": el.path,
+        }
+    else:
+        shown = str(variable["value"]).strip()
+        key = "value"
+        evidence = {"bounds": list(variable.get("bounds") or []), "text": shown}
+    name = re.sub(r"[^a-z0-9]+", "_", str(variable.get("name", "")).casefold()).strip("_")
+    return {
+        "key": name or key,
+        "value": shown,
+        "encode_step": encode,
+        "retrieve_steps": [],
+        "evidence": evidence,
+    }
+
+
 class HeuristicProposer:
     name = "heuristic"
-    prompt_version = "h1"
+    prompt_version = "h2"
     model = ""
 
     def propose(self, episode: Episode) -> Proposed:
         screens = self._screens(episode)
-        targets = self._memory_targets(episode, screens)
+        names = _app_names(episode, screens)
+        targets = self._memory_targets(episode, screens, names)
         starts = self._starts(episode, screens, {m["encode_step"] for m in targets})
-        subgoals = self._subgoals(episode, screens, starts, targets)
-        anchors = self._anchors(episode, screens, targets)
+        subgoals = self._subgoals(episode, screens, starts, targets, names)
+        anchors = self._anchors(episode, screens, targets, names)
         return Proposed(
             payload={"subgoals": subgoals, "memory_targets": targets, "anchors": anchors}
         )
@@ -109,7 +187,14 @@ class HeuristicProposer:
             if view.xml not in parsed:
                 parsed[view.xml] = self._parse(view.xml)
             tree, tokens, labels = parsed[view.xml]
-            out.append(_Screen(view.package, view.activity, view.xml, tree, tokens, labels))
+            declared = {
+                normal(str(v["value"]).strip()): v
+                for v in view.visible_memory
+                if isinstance(v, dict) and str(v.get("value", "")).strip()
+            }
+            out.append(
+                _Screen(view.package, view.activity, view.xml, tree, tokens, labels, declared)
+            )
         return out
 
     @staticmethod
@@ -146,48 +231,36 @@ class HeuristicProposer:
 
     # ------------------------------------------------------------ memory targets
 
-    def _memory_targets(self, episode: Episode, screens: list[_Screen]) -> list[dict[str, Any]]:
+    def _memory_targets(
+        self, episode: Episode, screens: list[_Screen], names: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        declared = {value for screen in screens for value in screen.declared}
+        # Not carried from a screen: what the goal itself says, and the apps' names.
+        given = {normal(t) for t in tokens_of(episode.goal)} | _launcher_labels(screens)
+        given |= {normal(name) for name in names.values()}
         typed_at: dict[str, list[int]] = {}
         for i, action in enumerate(episode.actions):
             if action.get("type") in ("type", "answer"):
                 for token in tokens_of(str(action.get("text", ""))):
-                    if memorable(token):
-                        typed_at.setdefault(normal(token), []).append(i)
+                    value = normal(token)
+                    if (memorable(token) or value in declared) and value not in given:
+                        typed_at.setdefault(value, []).append(i)
         found: dict[tuple[str, int], dict[str, Any]] = {}
         for token, steps in typed_at.items():
             first_typed = steps[0]
             for step in steps:
-                shown_on = [e for e in range(step) if token in screens[e].tokens]
+                shown_on = [
+                    e
+                    for e in range(step)
+                    if token in screens[e].tokens or token in screens[e].declared
+                ]
                 # where it stands out: shown on its own, among the fewest other values
-                encode = min(
-                    shown_on,
-                    key=lambda e: (
-                        not _alone(screens[e].tokens[token], token),
-                        len(screens[e].tokens),
-                        e,
-                    ),
-                    default=None,
-                )
+                encode = min(shown_on, key=lambda e: _prominence(screens[e], token), default=None)
                 if encode is None or first_typed < encode:
                     continue  # never shown before, or shown because it was typed
-                el = screens[encode].tokens[token]
-                shown = next(t for t in tokens_of(el.text or el.content_desc) if normal(t) == token)
-                target = found.setdefault(
-                    (token, encode),
-                    {
-                        "key": _key_for(el, shown, screens[encode].labels.get(el.path, "")),
-                        "value": shown,
-                        "encode_step": encode,
-                        "retrieve_steps": [],
-                        "evidence": {
-                            "bounds": list(el.bounds),
-                            "text": el.text or el.content_desc,
-                            "resource_id": el.resource_id,
-                            "path": el.path,
-                        },
-                    },
-                )
-                target["retrieve_steps"].append(step)
+                if (token, encode) not in found:
+                    found[(token, encode)] = _target(screens[encode], token, encode)
+                found[(token, encode)]["retrieve_steps"].append(step)
         targets = sorted(found.values(), key=lambda m: (m["encode_step"], m["key"]))
         keys = Counter(m["key"] for m in targets)
         seen: Counter[str] = Counter()
@@ -210,20 +283,25 @@ class HeuristicProposer:
             before, after = screens[i], screens[i + 1]
             if kind in FINISHING and (i == 0 or actions[i - 1].get("type") not in FINISHING):
                 starts.add(i)
+            elif _is_launcher(after.package) and not _is_launcher(before.package):
+                starts.add(i)  # leaving for the home screen starts the switch to another app
+            elif _is_launcher(before.package) and after.package and not _is_launcher(after.package):
+                starts.add(i + 1)  # the app is in front: what is done in it comes next
             elif kind == "open_app" or (before.package and after.package != before.package):
-                if _is_launcher(after.package):
-                    starts.add(i + 1)  # going home ends the subgoal
-                else:
-                    starts.add(i)
-                    if i == 0 or _is_launcher(before.package):
-                        starts.add(i + 1)  # opening an app is a subgoal of its own
+                starts.add(i)  # straight from one app to another
+                if i == 0:
+                    starts.add(i + 1)  # opening an app is a subgoal of its own
             elif kind == "type" and str(action.get("text", "")).endswith("\n"):
                 starts.add(i + 1)
             elif kind in ("enter", "key") and i > 0 and actions[i - 1].get("type") == "type":
                 if kind == "enter" or str(action.get("keycode", "")) in ENTER_KEYS:
                     starts.add(i + 1)
-            elif kind == "back" and i in encodes:
-                starts.add(i + 1)  # the value was read: the look-up is over
+            elif (
+                kind == "back" and i in encodes and (i == 0 or actions[i - 1].get("type") != "type")
+            ):
+                # The value was read and its screen left: the look-up is over. (A Back right
+                # after typing only hides the keyboard.)
+                starts.add(i + 1)
             elif (
                 i - run_start >= LONG_RUN
                 and before.activity != after.activity
@@ -232,8 +310,12 @@ class HeuristicProposer:
                 and structure_similarity(before.tree, after.tree) < SHARP_CHANGE
             ):
                 starts.add(i + 1)
-            if kind == "type" and i > 0 and self._focused_field(actions[i - 1], screens[i - 1]):
-                starts.add(i - 1)
+            if (
+                kind == "type"
+                and i - run_start >= LONG_RUN
+                and self._focused_field(actions[i - 1], screens[i - 1])
+            ):
+                starts.add(i - 1)  # a new entry after a long stretch in the same app
             run_start = max(s for s in starts if s <= i + 1)
         return sorted(s for s in starts if s < n)
 
@@ -252,7 +334,11 @@ class HeuristicProposer:
         screens: list[_Screen],
         starts: list[int],
         targets: list[dict[str, Any]],
+        names: dict[str, str],
     ) -> list[dict[str, Any]]:
+        def name(package: str) -> str:
+            return _name_of(package, names)
+
         n = len(episode.actions)
         subgoals = []
         for k, start in enumerate(starts):
@@ -260,19 +346,26 @@ class HeuristicProposer:
             actions = episode.actions[start : end + 1]
             kinds = [a.get("type", "") for a in actions]
             first, last = screens[start], screens[end + 1]
-            read = [m["value"] for m in targets if start <= m["encode_step"] <= end]
+            # What its steps brought on screen (its first screen is the previous one's result).
+            read = [
+                m["value"]
+                for m in targets
+                if start < m["encode_step"] <= end + 1 or m["encode_step"] == start == 0
+            ]
             typed = [str(a.get("text", "")) for a in actions if a.get("type") == "type"]
             if kinds[0] in FINISHING:
                 answer = next((str(a.get("text", "")) for a in actions if "text" in a), "")
                 text = f"Answer “{answer}”" if answer else "Finish the task"
+            elif _is_launcher(last.package) and not _is_launcher(first.package):
+                text = "Go to the home screen"
             elif kinds[0] == "open_app" or last.package != first.package:
-                text = f"Open {app_label(last.package)}"
+                text = f"Open {name(last.package)}"
             elif read:
                 text = f"Find {', '.join(read)}"
             elif typed:
                 text = f"Enter “{typed[0].strip()}”"
             else:
-                text = f"{kinds[0].replace('_', ' ').capitalize()} in {app_label(first.package)}"
+                text = f"{kinds[0].replace('_', ' ').capitalize()} in {name(first.package)}"
             counts = Counter(kinds)
             behaviour = ", ".join(
                 f"{kind} ×{counts[kind]}" if counts[kind] > 1 else kind for kind in counts
@@ -287,7 +380,7 @@ class HeuristicProposer:
                     "start": start,
                     "end": end,
                     "text": text,
-                    "effect": _effect(first, last),
+                    "effect": _effect(first, last, names),
                     "behaviour": behaviour,
                     "success": "yes" if changed or kinds[-1] in FINISHING else "no",
                 }
@@ -295,7 +388,11 @@ class HeuristicProposer:
         return subgoals
 
     def _anchors(
-        self, episode: Episode, screens: list[_Screen], targets: list[dict[str, Any]]
+        self,
+        episode: Episode,
+        screens: list[_Screen],
+        targets: list[dict[str, Any]],
+        names: dict[str, str],
     ) -> list[dict[str, Any]]:
         anchors = []
         for i in range(len(episode.actions)):
@@ -305,8 +402,10 @@ class HeuristicProposer:
                     {
                         "step": i,
                         "type": "state_change",
-                        "content": f"{app_label(after.package)} is in the foreground",
-                        "description": f"Switched from {app_label(before.package)}",
+                        "content": _capitalised(
+                            f"{_name_of(after.package, names)} is in the foreground"
+                        ),
+                        "description": f"Switched from {_name_of(before.package, names)}",
                     }
                 )
         for m in targets:
@@ -333,11 +432,26 @@ class HeuristicProposer:
         return sorted(anchors, key=lambda a: a["step"])
 
 
-def _effect(first: _Screen, last: _Screen) -> str:
+def _name_of(package: str, names: dict[str, str]) -> str:
+    if package in names:
+        return names[package]
+    return "the home screen" if _is_launcher(package) else app_label(package)
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _effect(first: _Screen, last: _Screen, names: dict[str, str]) -> str:
+    name = _name_of(last.package, names)
     if last.package != first.package:
-        return f"{app_label(last.package)} is in the foreground."
+        return _capitalised(f"{name} is in the foreground.")
     if last.activity != first.activity:
-        return f"{app_label(last.package)} moved from {first.activity} to {last.activity}."
+        return _capitalised(f"{name} moved from {first.activity} to {last.activity}.")
     if last.xml != first.xml:
-        return f"The {app_label(last.package)} screen changed."
+        return (
+            "The home screen changed."
+            if _is_launcher(last.package)
+            else f"The {name} screen changed."
+        )
     return "The screen is unchanged."

@@ -23,7 +23,7 @@ def test_it_proposes_opening_the_app_a_lookup_and_the_answer():
     record = generate_record(0, steps=20)
     payload = HeuristicProposer().propose(episode_of_record(record)).payload
     texts = [g["text"] for g in payload["subgoals"]]
-    assert texts[0] == "Open Shopmate"
+    assert texts[0] == "Open ShopMate"  # the name the open-app action gives
     assert texts[-1].startswith("Answer “The Harbor Water Bottle is cheapest")
     price = next(m for m in payload["memory_targets"] if m["value"] == "$90.63")
     assert (price["key"], price["encode_step"], price["retrieve_steps"]) == ("price_1", 5, [16])

@@ -31,7 +31,7 @@ def test_asking_twice_for_the_same_prompt_does_not_duplicate(blank, alice, bob):
     again, to_run_again = do_request_proposal(blank, bob)
     assert first.pk == again.pk and to_run and not to_run_again
     assert Proposal.objects.filter(trajectory=blank).count() == 1
-    assert (first.proposer, first.prompt_version, first.status) == ("heuristic", "h1", "pending")
+    assert (first.proposer, first.prompt_version, first.status) == ("heuristic", "h2", "pending")
     kinds = AuditEvent.objects.filter(trajectory=blank).values_list("kind", flat=True)
     assert list(kinds).count("proposal.requested") == 1
 

@@ -78,5 +78,5 @@ def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
 
     page.goto(f"{live_server.url}/projects/{project.pk}/proposals/")
     row = page.locator("#proposal-figures tbody tr").first.inner_text()
-    assert row.split("\t")[:2] == ["heuristic h1", "1"]
+    assert row.split("\t")[:2] == ["heuristic h2", "1"]
     shot(page, "proposals-4-figures")
