@@ -42,6 +42,7 @@ from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import inbox_of, review_queue_of, work_of
+from .services.proposals import EDITABLE_FIELDS, Acceptance
 from .workspace import describe_edit, labels_context, page_steps, step_context
 
 # ---------------------------------------------------------------- form parsing
@@ -149,6 +150,7 @@ def _items(post) -> str | list[str]:
 
 
 def _proposal_accept(r, t, v, post):
+    """Accept one proposed item (with the panel's field, changed or not) or all of them."""
     proposal = _proposal(t, post)
     items = _items(post)
     edited = {}
@@ -156,8 +158,10 @@ def _proposal_accept(r, t, v, post):
         part, _, index = items[0].partition(":")
         proposed = proposal.payload.get(part, [])
         item = proposed[int(index)] if index.isdigit() and int(index) < len(proposed) else {}
-        edited = {k: v for k, v in post.items() if k in item and k not in ("proposal", "items")}
-        edited = {k: v for k, v in edited.items() if v != item[k]}
+        # Only the item's editable fields: the rest of the post (the step the page is on,
+        # the version) names where the annotator is, not what they changed.
+        fields = EDITABLE_FIELDS.get(part, ())
+        edited = {k: post[k] for k in fields if k in post and k in item and post[k] != item[k]}
     return s.do_accept(proposal, r.user, v, items, edited)
 
 
@@ -344,7 +348,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
     except ValueError:
         version = None
     try:
-        run(request, trajectory, version, request.POST)
+        done = run(request, trajectory, version, request.POST)
     except protocol.StaleVersion as exc:
         trajectory.refresh_from_db()
         return _render(
@@ -369,6 +373,8 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
         "annotate/_response.html",
         structural=structural,
         main_oob=False,
+        # "accept all" says what it left pending, and why
+        acceptance=done if isinstance(done, Acceptance) and done.skipped else None,
     )
 
 

@@ -111,3 +111,65 @@ def test_a_finished_trajectory_without_proposals_says_so_instead_of_an_empty_pan
     page = client_of(alice).get(f"/trajectories/{blank.pk}/workspace/").content.decode()
     assert 'id="pr-ask"' not in page
     assert "No proposals for this trajectory; they can be asked for while it is being" in page
+
+
+def test_an_anchor_is_accepted_from_the_workspace_as_it_is_or_edited(proposal, blank, bob):
+    client = client_of(bob)
+    # as the page posts it: the step it is on, and the item's field as shown
+    answer = edit(
+        client,
+        blank,
+        "proposal_accept",
+        version=blank.version,
+        step="1",
+        proposal=proposal.pk,
+        items="anchors:0",
+        content="price: $4.20",
+    )
+    assert answer.status_code == 200, answer.content.decode()
+    blank.refresh_from_db()
+    answer = edit(
+        client,
+        blank,
+        "proposal_accept",
+        version=blank.version,
+        step="5",
+        proposal=proposal.pk,
+        items="anchors:1",
+        content="Paid and finished",
+    )
+    assert answer.status_code == 200, answer.content.decode()
+    anchors = all_labels(blank)["anchors"]
+    assert [(a["step"], a["content"]) for a in anchors] == [
+        (1, "price: $4.20"),
+        (5, "Paid and finished"),
+    ]
+    proposal.refresh_from_db()
+    assert proposal.decisions == {"anchors": {"0": "accepted", "1": "edited"}}
+
+
+def test_accept_all_in_the_workspace_says_what_it_skipped_and_why(proposal, blank, bob):
+    client = client_of(bob)
+    edit(client, blank, "split", version=blank.version, at=3)  # subgoals 0–2 and 3–5
+    blank.refresh_from_db()
+    answer = edit(
+        client,
+        blank,
+        "proposal_accept",
+        version=blank.version,
+        step="0",
+        proposal=proposal.pk,
+        items="all",
+    )
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    notice = page.split('id="pr-skipped"')[1].split("</div>")[0]
+    assert "Accepted 3 proposed items; 2 could not be and are still proposed:" in notice
+    assert (
+        "<li><b>subgoal 0–2 “Open the shop”</b>: the proposed subgoal 0–2 overlaps the "
+        "accepted subgoal 0–2: move or delete that one first</li>"
+    ) in notice
+    assert 'id="ws-flash" hx-swap-oob="innerHTML"' in page  # shown where messages are
+    assert 'id="pr-subgoals-0"' in page and 'id="pr-subgoals-1"' in page  # still proposed
+    assert 'id="pr-anchors-0"' not in page
+    assert len(all_labels(blank)["anchors"]) == 2

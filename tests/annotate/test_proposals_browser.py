@@ -1,4 +1,5 @@
-"""End to end in Chromium, by keyboard: ask for proposals, accept, reject, edit, accept all."""
+"""End to end in Chromium, by keyboard: ask for proposals, accept, reject, edit, accept all;
+what accept all leaves pending, and why."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import Proposal, ProposalStatus
 from annotate.services import do_assign
+from annotate.services.proposals import do_request_proposal, run_proposal
 from fixtures.generate import generate_record
 from tests.annotate.test_workspace_browser import eventually, go_to, page_as, synced
 from tests.conftest import shot
+from trajectories.labels.parts import all_labels
 from trajectories.models import Trajectory
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
 
@@ -80,3 +83,47 @@ def test_proposals_are_reviewed_by_keyboard(browser, live_server, settings):
     row = page.locator("#proposal-figures tbody tr").first.inner_text()
     assert row.split("\t")[:2] == ["heuristic h1", "1"]
     shot(page, "proposals-4-figures")
+
+
+def _bob_on(browser, live_server, trajectory, step=0):
+    bob = get_user_model().objects.get(username="bob")
+    page = page_as(browser, live_server, bob, size=(1440, 900))
+    page.goto(f"{live_server.url}/trajectories/{trajectory.pk}/workspace/?step={step}")
+    return page
+
+
+@pytest.fixture
+def shop(project, alice, bob):
+    """The generated 20-step shop trajectory with its labels, being labelled by bob."""
+    record = generate_record(0, steps=20)
+    record.status = "annotating"
+    trajectory, _ = do_import_trajectory(project, record)
+    do_assign(trajectory, bob, alice)
+    return trajectory
+
+
+@pytest.mark.django_db(transaction=True)
+def test_accept_all_accepts_what_it_can_and_says_what_it_skipped(browser, live_server, shop):
+    from annotate.services.proposals import copy_signature
+
+    proposal, _ = do_request_proposal(shop, None)
+    run_proposal(proposal)
+    labels = all_labels(shop)
+    for part in ("subgoals", "memory_targets", "anchors"):  # no copies of labels proposed
+        there = {copy_signature(part, label) for label in labels[part]}
+        assert not [i for i in proposal.payload[part] if copy_signature(part, i) in there]
+    anchors_before = len(labels["anchors"])
+    page = _bob_on(browser, live_server, shop)
+    page.click("#pr-accept-all")
+    page.wait_for_selector("#pr-skipped")
+    synced(page, shop)
+    notice = page.inner_text("#pr-skipped")
+    proposed = proposal.payload["subgoals"]
+    assert f"{len(proposed)} could not be and are still proposed" in notice
+    assert "overlaps the accepted subgoal" in notice
+    shot(page, "proposals-5-accept-all-skipped")
+    # the proposed anchors and memory targets became labels; the subgoals wait for a person
+    labels = all_labels(shop)
+    assert len(labels["anchors"]) == anchors_before + len(proposal.payload["anchors"])
+    assert page.locator("#ws-proposals .proposal-item").count() == len(proposed)
+    assert page.errors == []
