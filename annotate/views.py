@@ -43,7 +43,13 @@ from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import inbox_of, review_queue_of, work_of
 from .services.proposals import EDITABLE_FIELDS, Acceptance
-from .workspace import describe_edit, labels_context, page_steps, step_context
+from .workspace import (
+    describe_edit,
+    labels_context,
+    page_steps,
+    proposal_panel_context,
+    step_context,
+)
 
 # ---------------------------------------------------------------- form parsing
 
@@ -332,6 +338,17 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
         )
     response["Vary"] = "HX-Request"
     return response
+
+
+@login_required
+@require_GET
+def workspace_proposals(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    """The proposals panel and the proposed track, for the panel to poll while a proposal is
+    being made: it stops once the proposal is there (or failed)."""
+    trajectory, role = access_workspace_page(request.user, trajectory_id)
+    index = _selected(request, trajectory)
+    context = proposal_panel_context(trajectory, index, request.user, role)
+    return render(request, "annotate/_proposals_update.html", context)
 
 
 @login_required

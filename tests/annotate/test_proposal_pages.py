@@ -173,3 +173,28 @@ def test_accept_all_in_the_workspace_says_what_it_skipped_and_why(proposal, blan
     assert 'id="pr-subgoals-0"' in page and 'id="pr-subgoals-1"' in page  # still proposed
     assert 'id="pr-anchors-0"' not in page
     assert len(all_labels(blank)["anchors"]) == 2
+
+
+def test_the_panel_polls_while_a_proposal_is_made_and_stops_once_it_is_there(
+    blank, bob, charlie, django_assert_num_queries
+):
+    asked = Proposal.objects.create(trajectory=blank, proposer="heuristic", prompt_version="h1")
+    poll = f"/trajectories/{blank.pk}/workspace/proposals/?step=4"
+    polling = (
+        f'hx-get="{poll}" hx-trigger="every 1s [document.visibilityState === &#x27;visible&#x27;]"'
+    )
+    client = client_of(bob)
+    page = client.get(f"/trajectories/{blank.pk}/workspace/?step=4").content.decode()
+    assert polling.replace("&#x27;", "'") in page
+    assert "Proposals by heuristic were asked for; they appear here when the job has" in page
+    # session, user, the trajectory with its facts, its assignees (may bob edit?), proposals
+    with django_assert_num_queries(5):
+        waiting = client.get(poll, HTTP_HX_REQUEST="true").content.decode()
+    assert polling.replace("&#x27;", "'") in waiting and 'id="pr-waiting"' in waiting
+    Proposal.objects.filter(pk=asked.pk).update(payload=PAYLOAD)
+    done = client.get(poll, HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in done.split('id="ws-proposed"')[0]  # the panel stops polling
+    assert 'id="pr-subgoals-1"' in done and "5 proposed items to decide" in done
+    assert 'id="ws-proposed" class="ws-proposed" hx-swap-oob="true"' in done
+    assert done.count('class="cell current"') == 1  # the proposed track, on step 4
+    assert client_of(charlie).get(poll).status_code == 404

@@ -1,5 +1,5 @@
 """End to end in Chromium, by keyboard: ask for proposals, accept, reject, edit, accept all;
-what accept all leaves pending, and why."""
+what accept all leaves pending, and why; proposals that arrive while the page is open."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import Proposal, ProposalStatus
 from annotate.services import do_assign
-from annotate.services.proposals import do_request_proposal, run_proposal
+from annotate.services.proposals import do_request_proposal, run_job_here, run_proposal
 from fixtures.generate import generate_record
-from tests.annotate.test_workspace_browser import eventually, go_to, page_as, synced
+from tests.annotate.test_workspace_browser import eventually, go_to, page_as, settled, synced
 from tests.conftest import shot
 from trajectories.labels.parts import all_labels
 from trajectories.models import Trajectory
@@ -100,6 +100,46 @@ def shop(project, alice, bob):
     trajectory, _ = do_import_trajectory(project, record)
     do_assign(trajectory, bob, alice)
     return trajectory
+
+
+@pytest.mark.django_db(transaction=True)
+def test_proposals_show_up_when_the_job_ends_while_the_tab_is_visible(
+    browser, live_server, blank, monkeypatch
+):
+    from trajectories import jobs
+
+    queued = []  # the job waits here, as in a busy broker, until the test runs it
+    monkeypatch.setattr(jobs, "_send", queued.append)
+    page = _bob_on(browser, live_server, blank)
+    polls = []
+    page.on("request", lambda r: "/workspace/proposals/" in r.url and polls.append(r.url))
+    page.click("#pr-ask")
+    page.wait_for_selector("#pr-waiting")
+    page.evaluate("window.notReloaded = true")
+    shot(page, "proposals-0-waiting")
+    page.wait_for_timeout(2500)
+    assert len(polls) >= 1  # it polls while the tab is visible...
+    page.evaluate(
+        "Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => "
+        "'hidden'}); document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    page.wait_for_timeout(1200)  # (a poll already on its way ends)
+    hidden_from = len(polls)
+    page.wait_for_timeout(2500)
+    assert len(polls) == hidden_from  # ...and not while it is hidden
+    (job_id,) = queued
+    run_job_here(job_id)  # the job runs (a fraction of a second)
+    page.evaluate("delete document.visibilityState")  # the tab is shown again
+    page.wait_for_selector("#ws-proposed .ws-track.proposed", timeout=5000)
+    page.wait_for_selector("#pr-accept-all")
+    assert page.evaluate("window.notReloaded") is True  # no reload: the panel fetched them
+    assert not page.locator("#pr-waiting").count()
+    shot(page, "proposals-0-arrived")
+    settled(page)
+    count = len(polls)
+    page.wait_for_timeout(2500)
+    assert len(polls) == count  # polling stopped with the proposal there
+    assert page.errors == []
 
 
 @pytest.mark.django_db(transaction=True)

@@ -43,7 +43,8 @@
       if (code === 403 || code === 404) {
         evt.detail.serverResponse = '<div class="error"><p></p></div>';
       }
-    } else if (code === 200) {
+    } else if (code === 200 && evt.detail.elt.id !== "ws-proposals") {
+      // (the proposals panel polling while a proposal is made leaves messages alone)
       $("#ws-flash").innerHTML = "";
     }
   });
