@@ -335,7 +335,8 @@ def proposal_panel_context(
 
 def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     """The newest proposal with items still to decide (or the newest failed one), as a track
-    of proposed subgoals and a list of pending items; the items on step ``index`` first."""
+    of proposed subgoals and a list of pending items; the items on step ``index`` first, the
+    first of them marked (the one the keys y and x act on until another is marked)."""
     proposals = (
         []
         if trajectory.__dict__.get("has_proposals") is False  # known to have none
@@ -396,9 +397,12 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
                     "field": editable[0],
                     "value": editable[1],
                     "here": index in steps,
+                    "marked": False,
                 }
             )
     items.sort(key=lambda it: not it["here"])
+    if items and items[0]["here"]:
+        items[0]["marked"] = True
     cells = []
     pending_subgoals = [
         (i, g)

@@ -198,3 +198,12 @@ def test_the_panel_polls_while_a_proposal_is_made_and_stops_once_it_is_there(
     assert 'id="ws-proposed" class="ws-proposed" hx-swap-oob="true"' in done
     assert done.count('class="cell current"') == 1  # the proposed track, on step 4
     assert client_of(charlie).get(poll).status_code == 404
+
+
+def test_the_first_proposal_on_the_step_is_marked_for_y_and_x(proposal, blank, bob):
+    page = client_of(bob).get(f"/trajectories/{blank.pk}/workspace/?step=1").content.decode()
+    # subgoal 0–2, the memory target encoded at 1 and the anchor at 1 are on step 1
+    assert page.count("proposal-item here") == 3
+    assert page.count('here marked"') == 1
+    assert 'class="proposal-item here marked" id="pr-subgoals-0" data-item="subgoals:0"' in page
+    assert "<dt>o</dt><dd>mark the next proposal of this step" in page

@@ -1,5 +1,5 @@
 """End to end in Chromium, by keyboard: ask for proposals, accept, reject, edit, accept all;
-what accept all leaves pending, and why; proposals that arrive while the page is open."""
+proposals that arrive while the page is open; which proposal y and x act on."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from annotate.models import Proposal, ProposalStatus
 from annotate.services import do_assign
 from annotate.services.proposals import do_request_proposal, run_job_here, run_proposal
 from fixtures.generate import generate_record
+from tests.annotate.test_proposals import PAYLOAD
 from tests.annotate.test_workspace_browser import eventually, go_to, page_as, settled, synced
 from tests.conftest import shot
 from trajectories.labels.parts import all_labels
-from trajectories.models import Trajectory
+from trajectories.models import MemoryTarget, Trajectory
 from trajectories.services import do_create_project, do_import_trajectory, do_set_membership
 
 
@@ -166,4 +167,57 @@ def test_accept_all_accepts_what_it_can_and_says_what_it_skipped(browser, live_s
     labels = all_labels(shop)
     assert len(labels["anchors"]) == anchors_before + len(proposal.payload["anchors"])
     assert page.locator("#ws-proposals .proposal-item").count() == len(proposed)
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_y_and_x_act_on_the_marked_proposal_and_o_marks_the_next(browser, live_server, blank):
+    Proposal.objects.create(
+        trajectory=blank, proposer="heuristic", prompt_version="h1", payload=PAYLOAD
+    )
+    page = _bob_on(browser, live_server, blank, step=1)
+    marked = "#ws-proposals .proposal-item.marked"
+    # on step 1: subgoal 0–2, the memory target encoded there, the anchor there
+    assert page.locator("#ws-proposals .proposal-item.here").count() == 3
+    assert page.get_attribute(marked, "id") == "pr-subgoals-0"
+    assert page.is_visible(f"{marked} .pr-keys") and page.locator(".pr-keys:visible").count() == 1
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("o")
+    assert page.get_attribute(marked, "id") == "pr-memory_targets-0"
+    page.keyboard.press("o")
+    assert page.get_attribute(marked, "id") == "pr-anchors-0"
+    shot(page, "proposals-6-marked")
+    # the mark a person chose holds while the page stays on the step, across a re-render
+    page.keyboard.press("s")  # split here: the panels are drawn anew
+    eventually(lambda: Trajectory.objects.get(pk=blank.pk).subgoals.count() == 2)
+    synced(page, blank)
+    settled(page)
+    assert page.get_attribute(marked, "id") == "pr-anchors-0"
+    page.keyboard.press("y")  # the anchor, not the subgoal listed first
+    eventually(lambda: Trajectory.objects.get(pk=blank.pk).anchors.count() == 1)
+    synced(page, blank)
+    assert Trajectory.objects.get(pk=blank.pk).anchors.get().content == "price: $4.20"
+    assert page.get_attribute(marked, "id") == "pr-subgoals-0"  # gone: the first again
+    # a click marks the memory target; x rejects it
+    page.click("#pr-memory_targets-0 .label")
+    assert page.get_attribute(marked, "id") == "pr-memory_targets-0"
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("x")
+    eventually(
+        lambda: (
+            Proposal.objects.get(trajectory=blank).decisions.get("memory_targets")
+            == {"0": "rejected"}
+        )
+    )
+    synced(page, blank)
+    assert not MemoryTarget.objects.filter(trajectory=blank).exists()
+    assert page.locator("#ws-proposals .proposal-item.here").count() == 1  # the subgoal
+    # on another step the mark starts again from the first proposal there
+    go_to(page, 5)
+    assert page.get_attribute(marked, "id") == "pr-subgoals-1"
+    page.keyboard.press("?")
+    help_text = page.inner_text("#ws-help")
+    assert "accept / reject the marked proposal of this step" in help_text
+    assert "mark the next proposal of this step" in help_text
+    shot(page, "proposals-7-help")
     assert page.errors == []

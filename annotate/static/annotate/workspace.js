@@ -104,6 +104,7 @@
   function afterRender() {
     if (linkFrom && !$("#ws-graph .node.from")) cancelLink(); // the graph was redrawn
     markSelected(current());
+    keepProposalMark();
     showEvidence();
     applyView();
     $("#ws-show-xml") && ($("#ws-show-xml").onchange = (e) =>
@@ -155,7 +156,7 @@
     }
   }
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
-    "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "+", "=", "-", "0", "f"]);
+    "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "o", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
     if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
@@ -270,8 +271,9 @@
         $("#ws-goto-step").focus();
         return true;
       case "n": click("#ws-next"); return true;
-      case "y": click(".pr-accept.here"); return true; // the proposed item on this step
-      case "x": click(".pr-reject.here"); return true;
+      case "y": click("#ws-proposals .proposal-item.marked .pr-accept"); return true;
+      case "x": click("#ws-proposals .proposal-item.marked .pr-reject"); return true;
+      case "o": markNextProposal(); return true;
     }
     return false;
   }
@@ -279,6 +281,34 @@
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;
   });
+
+  // ------------------------------------------------------------------ the marked proposal
+  // y and x act on one proposal of this step, the marked one (outlined, ▸): the first listed
+  // (the page marks it), or the one marked with o (the next of this step) or a click. The
+  // choice holds while the page stays on this step and the proposal is still there.
+  let proposalMark = null; // {step, item}
+  const proposalsHere = () => $$("#ws-proposals .proposal-item.here");
+  function markProposal(li) {
+    $$("#ws-proposals .proposal-item.marked").forEach((el) => el.classList.remove("marked"));
+    li.classList.add("marked");
+    proposalMark = { step: current(), item: li.dataset.item };
+  }
+  function keepProposalMark() {
+    const chosen = proposalMark && proposalMark.step === current() &&
+      proposalsHere().find((li) => li.dataset.item === proposalMark.item);
+    if (chosen) markProposal(chosen);
+    else proposalMark = null;
+  }
+  function markNextProposal() {
+    const here = proposalsHere();
+    if (!here.length) return;
+    const at = here.findIndex((li) => li.classList.contains("marked"));
+    markProposal(here[(at + 1) % here.length]);
+  }
+  ["click", "focusin"].forEach((type) => ws.addEventListener(type, (evt) => {
+    const li = evt.target.closest && evt.target.closest("#ws-proposals .proposal-item.here");
+    if (li && !li.classList.contains("marked")) markProposal(li);
+  }));
 
   // ------------------------------------------------------------------ go to step N
   function closeGoto() {
