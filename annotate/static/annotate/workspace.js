@@ -13,6 +13,11 @@
   const typing = (el) =>
     el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) &&
     !(el.type === "checkbox" || el.type === "radio");
+  // A form's buttons keep the keys typed at them, as its fields do: Tab from a field lands on
+  // one, and what the person goes on typing is meant for the form, never a shortcut.
+  const formButton = (el) =>
+    Boolean(el && el.form && el.matches("button, input[type=submit], input[type=button], input[type=reset]"));
+  const keysGoToControl = (el) => typing(el) || formButton(el);
 
   // ------------------------------------------------------------------ saving
   document.body.addEventListener("htmx:configRequest", (evt) => {
@@ -158,7 +163,7 @@
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
     "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "o", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
-    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
+    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || keysGoToControl(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
   }
   function typeInto(el, k) {
@@ -178,7 +183,7 @@
     const k = { key: evt.key, ctrlKey: evt.ctrlKey, metaKey: evt.metaKey, altKey: evt.altKey,
       shiftKey: evt.shiftKey };
     const waits = pending.length > 0 ||
-      (inFlight > 0 && !typing(evt.target) && (COMMAND_KEYS.has(evt.key) ||
+      (inFlight > 0 && !keysGoToControl(evt.target) && (COMMAND_KEYS.has(evt.key) ||
         ((evt.ctrlKey || evt.metaKey) && evt.key.toLowerCase() === "z")));
     if (waits && !["Shift", "Control", "Alt", "Meta"].includes(evt.key)) {
       evt.preventDefault();
@@ -202,12 +207,12 @@
       if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
       if (view.full) { setFull(false); return false; }
       if (!$("#ws-goto").hidden) { closeGoto(); return false; }
-      if (typing(active)) active.blur();
+      if (keysGoToControl(active)) active.blur();
       return false;
     }
-    if (typing(active)) {
-      // Text fields keep their keys (and their own undo).
-      if (replayed && !mod) typeInto(active, k);
+    if (keysGoToControl(active)) {
+      // Text fields keep their keys (and their own undo); a form's buttons theirs.
+      if (replayed && !mod && typing(active)) typeInto(active, k);
       return false;
     }
     if (mod && key.toLowerCase() === "z") {
