@@ -30,6 +30,7 @@ from .completeness import problems_of
 from .models import Assignment, Proposal, ReviewComment
 from .permissions import EDIT, RESOLVE, REVIEW, access_assignments, access_labels
 from .serializers import (
+    AcceptedLabelsSerializer,
     AgreementSerializer,
     AnchorPatchSerializer,
     AnchorRequestSerializer,
@@ -667,27 +668,33 @@ class ProposalDecisionView(LabelsAPIView):
 
     serializer = ProposalDecisionSerializer
 
-    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> dict[str, Any]:
+        """Decide; what the answer says besides the labels."""
         raise NotImplementedError
 
     def decide(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
         trajectory, _ = access_labels(request.user, trajectory_id, EDIT)
         proposal = _proposal_of(trajectory, proposal_id)
-        self.apply(proposal, request.user, check_serializer(self.serializer(data=request.data)))
-        return Response(labels_data(trajectory))
+        data = check_serializer(self.serializer(data=request.data))
+        told = self.apply(proposal, request.user, data)
+        return Response({**labels_data(trajectory), **told})
 
 
 @extend_schema(tags=["proposals"])
 class ProposalAcceptView(ProposalDecisionView):
     serializer = ProposalAcceptSerializer
 
-    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
-        s.do_accept(proposal, user, data["version"], data["items"], data["edited"])
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> dict[str, Any]:
+        done = s.do_accept(proposal, user, data["version"], data["items"], data["edited"])
+        return {"accepted": done.accepted, "skipped": [asdict(x) for x in done.skipped]}
 
     @extend_schema(
         summary="Accept proposed items (a label edit on the labels' version)",
+        description='Named items are accepted all or none. ``"all"`` accepts every pending '
+        "item that can be and lists the others under ``skipped`` with the reason (they stay "
+        "pending); it is refused only when none can be.",
         request=ProposalAcceptSerializer,
-        responses={200: LabelsSerializer, **EDIT_ERRORS},
+        responses={200: AcceptedLabelsSerializer, **EDIT_ERRORS},
     )
     def post(self, request: Request, trajectory_id: int, proposal_id: int) -> Response:
         return self.decide(request, trajectory_id, proposal_id)
@@ -695,8 +702,9 @@ class ProposalAcceptView(ProposalDecisionView):
 
 @extend_schema(tags=["proposals"])
 class ProposalRejectView(ProposalDecisionView):
-    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> None:
+    def apply(self, proposal: Proposal, user, data: dict[str, Any]) -> dict[str, Any]:
         s.do_reject(proposal, user, data["items"])
+        return {}
 
     @extend_schema(
         summary="Reject proposed items",

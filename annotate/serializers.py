@@ -306,6 +306,22 @@ class ProposalDecisionSerializer(serializers.Serializer):
     )
 
 
+class SkippedItemSerializer(serializers.Serializer):
+    item = serializers.CharField(help_text='part:index, e.g. "subgoals:1"')
+    name = serializers.CharField(help_text="The item as the workspace names it.")
+    reason = serializers.CharField(help_text="Why it could not be accepted.")
+
+
+class AcceptedLabelsSerializer(LabelsSerializer):
+    accepted = serializers.ListField(
+        child=serializers.CharField(), help_text="The items that became labels (part:index)."
+    )
+    skipped = SkippedItemSerializer(
+        many=True,
+        help_text='Items "all" could not accept (an overlap, a copy of a label): still pending.',
+    )
+
+
 class ProposalAcceptSerializer(ProposalDecisionSerializer):
     """Accepting is a label edit: it names the version of the labels it is made on."""
 

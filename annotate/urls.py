@@ -11,6 +11,11 @@ urlpatterns = [
         name="annotate-workspace",
     ),
     path(
+        "trajectories/<int:trajectory_id>/workspace/proposals/",
+        views.workspace_proposals,
+        name="annotate-workspace-proposals",
+    ),
+    path(
         "trajectories/<int:trajectory_id>/workspace/<str:op>/",
         views.workspace_edit,
         name="annotate-edit",

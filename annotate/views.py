@@ -42,7 +42,14 @@ from .progress import project_progress
 from .proposal_figures import proposal_figures
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 from .queues import inbox_of, review_queue_of, work_of
-from .workspace import describe_edit, labels_context, page_steps, step_context
+from .services.proposals import EDITABLE_FIELDS, Acceptance
+from .workspace import (
+    describe_edit,
+    labels_context,
+    page_steps,
+    proposal_panel_context,
+    step_context,
+)
 
 # ---------------------------------------------------------------- form parsing
 
@@ -149,6 +156,7 @@ def _items(post) -> str | list[str]:
 
 
 def _proposal_accept(r, t, v, post):
+    """Accept one proposed item (with the panel's field, changed or not) or all of them."""
     proposal = _proposal(t, post)
     items = _items(post)
     edited = {}
@@ -156,8 +164,10 @@ def _proposal_accept(r, t, v, post):
         part, _, index = items[0].partition(":")
         proposed = proposal.payload.get(part, [])
         item = proposed[int(index)] if index.isdigit() and int(index) < len(proposed) else {}
-        edited = {k: v for k, v in post.items() if k in item and k not in ("proposal", "items")}
-        edited = {k: v for k, v in edited.items() if v != item[k]}
+        # Only the item's editable fields: the rest of the post (the step the page is on,
+        # the version) names where the annotator is, not what they changed.
+        fields = EDITABLE_FIELDS.get(part, ())
+        edited = {k: post[k] for k in fields if k in post and k in item and post[k] != item[k]}
     return s.do_accept(proposal, r.user, v, items, edited)
 
 
@@ -331,6 +341,17 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def workspace_proposals(request: HttpRequest, trajectory_id: int) -> HttpResponse:
+    """The proposals panel and the proposed track, for the panel to poll while a proposal is
+    being made: it stops once the proposal is there (or failed)."""
+    trajectory, role = access_workspace_page(request.user, trajectory_id)
+    index = _selected(request, trajectory)
+    context = proposal_panel_context(trajectory, index, request.user, role)
+    return render(request, "annotate/_proposals_update.html", context)
+
+
+@login_required
 @require_POST
 def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpResponse:
     if op not in OPERATIONS:
@@ -344,7 +365,7 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
     except ValueError:
         version = None
     try:
-        run(request, trajectory, version, request.POST)
+        done = run(request, trajectory, version, request.POST)
     except protocol.StaleVersion as exc:
         trajectory.refresh_from_db()
         return _render(
@@ -369,6 +390,8 @@ def workspace_edit(request: HttpRequest, trajectory_id: int, op: str) -> HttpRes
         "annotate/_response.html",
         structural=structural,
         main_oob=False,
+        # "accept all" says what it left pending, and why
+        acceptance=done if isinstance(done, Acceptance) and done.skipped else None,
     )
 
 

@@ -41,6 +41,7 @@ from .history import history_entries
 from .models import Proposal, ProposalStatus, ReviewComment
 from .permissions import assignees_of, may_edit, may_review
 from .queues import next_item
+from .services.proposals import PART_NAMES
 
 PALETTE = [
     "#4e79a7",
@@ -271,7 +272,7 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
         .only(*HISTORY_FIELDS)[:HISTORY_SIZE]
     )
     problems = [asdict(p) for p in problems_of(n, subgoals, memory, anchors, links)]
-    editable = trajectory.status in EDITABLE and may_edit(user, trajectory, role)
+    editable = can_edit_labels(trajectory, user, role)
     current = next((g for g in subgoals if g["start"] <= index <= g["end"]), None)
     for m in memory:
         m["retrieve_text"] = ", ".join(str(r) for r in m["retrieve_steps"])
@@ -313,12 +314,29 @@ def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -
     }
 
 
-PART_NAMES = {"subgoals": "subgoal", "memory_targets": "memory target", "anchors": "anchor"}
+def can_edit_labels(trajectory: Trajectory, user, role: str | None) -> bool:
+    """Whether the page offers ``user`` its edits: an editor, while the labels are editable."""
+    return trajectory.status in EDITABLE and may_edit(user, trajectory, role)
+
+
+def proposal_panel_context(
+    trajectory: Trajectory, index: int, user, role: str | None
+) -> dict[str, Any]:
+    """What the proposals panel and track show alone (the panel polls it while a proposal is
+    being made)."""
+    return {
+        "trajectory": trajectory,
+        "index": index,
+        "step_count": trajectory.step_count,
+        "can_edit": can_edit_labels(trajectory, user, role),
+        **proposal_context(trajectory, index),
+    }
 
 
 def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
     """The newest proposal with items still to decide (or the newest failed one), as a track
-    of proposed subgoals and a list of pending items; the items on step ``index`` first."""
+    of proposed subgoals and a list of pending items; the items on step ``index`` first, the
+    first of them marked (the one the keys y and x act on until another is marked)."""
     proposals = (
         []
         if trajectory.__dict__.get("has_proposals") is False  # known to have none
@@ -379,9 +397,12 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
                     "field": editable[0],
                     "value": editable[1],
                     "here": index in steps,
+                    "marked": False,
                 }
             )
     items.sort(key=lambda it: not it["here"])
+    if items and items[0]["here"]:
+        items[0]["marked"] = True
     cells = []
     pending_subgoals = [
         (i, g)

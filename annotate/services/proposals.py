@@ -3,7 +3,8 @@
 A proposal is one per trajectory, proposer and prompt version: asking again returns the one
 there is (and runs a failed one again). Accepting proposed items is an ordinary label edit of
 the one edit protocol (versioned, audited as ``proposal.accepted``, undoable); the labels keep
-where they came from (a subgoal's ``origin``, evidence ``source``).
+where they came from (a subgoal's ``origin``, evidence ``source``). A proposal never holds
+an exact copy of a label the trajectory had when it was made (:func:`without_copies`).
 
 Each ``do_*`` action commits on return (``transaction.atomic(durable=True)``); accepting
 commits its label edits (:func:`~trajectories.labels.protocol.apply_edit`) with the decisions.
@@ -16,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -34,13 +36,20 @@ from trajectories.jobs import (
     touch_detached_job,
 )
 from trajectories.labels.edits import check_evidence, next_anchor_key, text_field
-from trajectories.labels.parts import anchor_row, memory_target_row, subgoal_row
+from trajectories.labels.parts import (
+    all_labels,
+    anchor_row,
+    memory_target_row,
+    snapshot,
+    subgoal_row,
+)
 from trajectories.labels.protocol import apply_edit, last_edit_event_id
 from trajectories.models import (
     Anchor,
     AuditEvent,
     Job,
     JobKind,
+    MemoryTarget,
     Project,
     Subgoal,
     Trajectory,
@@ -104,6 +113,7 @@ def run_proposal(proposal: Proposal) -> Proposal:
         answer = impl.propose(episode)
         error = answer.error
         payload = check_payload(answer.payload, len(episode.actions)) if not error else {}
+        payload = without_copies(payload, all_labels(trajectory)) if payload else {}
     except InvalidData as exc:
         answer, error, payload = None, str(exc), {}
     fields: dict[str, Any] = {
@@ -283,6 +293,7 @@ def pending_items(proposal: Proposal) -> dict[str, list[int]]:
 
 
 PARTS = ("subgoals", "memory_targets", "anchors")
+PART_NAMES = {"subgoals": "subgoal", "memory_targets": "memory target", "anchors": "anchor"}
 
 
 def _touch_decided(proposal: Proposal) -> None:
@@ -338,25 +349,48 @@ def _check_decidable(proposal: Proposal) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A proposed item "accept all" left pending, and why (as the refusal would say it)."""
+
+    item: str  # part:index, e.g. "subgoals:1"
+    name: str  # as the annotator sees it, e.g. "subgoal 1–5 “Buy”"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Acceptance:
+    """What accepting did: the proposal as it now stands, the items that became labels and
+    those that were skipped (still pending)."""
+
+    proposal: Proposal
+    accepted: list[str]
+    skipped: list[Skipped]
+
+
 def do_accept(
     proposal: Proposal,
     actor,
     expected_version: Any,
     items: Any = "all",
     edited: dict[str, Any] | None = None,
-) -> Proposal:
+) -> Acceptance:
     """Make proposed items labels, one label edit per part (``proposal.accepted``, undoable).
 
     ``edited`` (for a single item) changes its fields as it is accepted: the decision is then
-    ``edited``. A proposed subgoal that overlaps an accepted one is refused, naming both.
+    ``edited``. Named items are accepted all or none: one that cannot be (a subgoal that
+    overlaps an accepted one, a copy of a label) is refused, naming it. ``"all"`` accepts
+    every pending item that can be and skips the others, which stay pending; it is refused
+    only when none can be.
     """
     _check_decidable(proposal)
     trajectory = proposal.trajectory
+    every = items == "all"
     chosen = check_items(proposal, items)
     edited = {k: v for k, v in (edited or {}).items() if v is not None}
     if edited and len(chosen) != 1:
         raise InvalidData("edited: only one item at a time can be accepted with changes")
-    by_part: dict[str, list[dict[str, Any]]] = {}
+    by_part: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for part, index in chosen:
         item = dict(proposal.payload[part][index])
         if edited:
@@ -366,67 +400,143 @@ def do_accept(
                     raise InvalidData(f"{name}: is not one of {', '.join(allowed)}")
                 text_field(edited[name], name, required=name in ("key", "content"))
             item.update(edited)
-        by_part.setdefault(part, []).append(item)
+        by_part.setdefault(part, []).append((index, item))
     version = expected_version
     decision = "edited" if edited else "accepted"
     accepted_in: dict[str, dict[str, Any]] = {}
+    skipped: list[Skipped] = []
+    accepted: list[tuple[str, int]] = []
     with transaction.atomic(durable=True):  # the label edits and the decisions, or nothing
         for part in PARTS:
-            if part in by_part:
-                apply_edit(
-                    trajectory,
-                    actor,
-                    version,
-                    events.PROPOSAL_ACCEPTED,
-                    part,
-                    lambda locked, part=part: _add(locked, proposal, part, by_part[part]),
-                    object_type="Proposal",
-                )
-                version = trajectory.version
-                event_id = last_edit_event_id(trajectory)
-                accepted_in[str(event_id)] = {
-                    "part": part,
-                    "items": {str(i): decision for p, i in chosen if p == part},
-                }
-        _decide(proposal, actor, chosen, decision, accepted_in)
-    return proposal
+            if part not in by_part:
+                continue
+            skipped_before = len(skipped)
+            apply_edit(
+                trajectory,
+                actor,
+                version,
+                events.PROPOSAL_ACCEPTED,
+                part,
+                lambda locked, part=part: _add(
+                    locked, proposal, part, by_part[part], skipped if every else None
+                ),
+                object_type="Proposal",
+            )
+            left_out = {s.item for s in skipped[skipped_before:]}
+            added = [(part, i) for i, _ in by_part[part] if f"{part}:{i}" not in left_out]
+            if not added:  # every item of the part skipped: no edit was made
+                continue
+            version = trajectory.version
+            accepted_in[str(last_edit_event_id(trajectory))] = {
+                "part": part,
+                "items": {str(i): decision for _, i in added},
+            }
+            accepted += added
+        if not accepted:
+            reasons = "; ".join(f"{s.name}: {s.reason}" for s in skipped)
+            raise InvalidData(f"items: none of the proposed items can be accepted ({reasons})")
+        _decide(proposal, actor, accepted, decision, accepted_in)
+    return Acceptance(proposal, [f"{p}:{i}" for p, i in accepted], skipped)
 
 
-def _add(locked: Trajectory, proposal: Proposal, part: str, items: list[dict[str, Any]]):
+def item_name(part: str, item: dict[str, Any]) -> str:
+    """A proposed item as the proposals panel names it."""
+    if part == "subgoals":
+        return f"subgoal {item['start']}–{item['end']} “{item.get('text', '')}”"
+    if part == "memory_targets":
+        return f"memory target {item['key']} = {item['value']} (step {item['encode_step']})"
+    return f"anchor at step {item['step']} ({item['type']}) “{item['content']}”"
+
+
+def _same_text(value: Any) -> str:
+    return " ".join(str(value or "").split()).casefold()
+
+
+def copy_signature(part: str, item: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes a proposed item an exact copy of a label: a subgoal's steps and intent, a
+    memory target's key, value and encode step, an anchor's step, type and content (texts
+    compared ignoring case and spacing)."""
+    if part == "subgoals":
+        return (item["start"], item["end"], _same_text(item.get("text")))
+    if part == "memory_targets":
+        return (_same_text(item["key"]), _same_text(item["value"]), item["encode_step"])
+    return (item["step"], item["type"], _same_text(item["content"]))
+
+
+def without_copies(payload: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
+    """The payload less the items that are exact copies of ``labels``' (a proposal never
+    proposes what is already labelled)."""
+    kept = {}
+    for part, proposed in payload.items():
+        there = {copy_signature(part, label) for label in labels.get(part, [])}
+        kept[part] = [item for item in proposed if copy_signature(part, item) not in there]
+    return kept
+
+
+def _add(
+    locked: Trajectory,
+    proposal: Proposal,
+    part: str,
+    items: list[tuple[int, dict[str, Any]]],
+    skipped: list[Skipped] | None,
+) -> Proposal:
+    """Write the items of ``part`` as labels; with a ``skipped`` list, an item that cannot be
+    a label is added to it instead of refusing them all."""
     origin = proposal.origin
     n = locked.step_count
-    if part == "subgoals":
-        accepted = list(Subgoal.objects.filter(trajectory=locked).order_by("start"))
-        for g in items:
-            check_step_index(g["start"], n, "start")
-            check_step_index(g["end"], n, "end")
-            for other in accepted:
-                if g["start"] <= other.end and other.start <= g["end"]:
-                    raise InvalidData(
-                        f"the proposed subgoal {g['start']}–{g['end']} overlaps the accepted "
-                        f"subgoal {other.start}–{other.end}: move or delete that one first"
-                    )
-            g["success"] = check_success(g.get("success", ""), "success")
-            row = subgoal_row(locked, {**g, "origin": origin})
-            row.save(force_insert=True)
-            accepted.append(row)
-    elif part == "memory_targets":
-        for m in items:
-            retrieve = check_memory_target(m["encode_step"], m["retrieve_steps"], n, "")
-            evidence = check_evidence({**(m.get("evidence") or {}), "source": origin})
-            memory_target_row(locked, {**m, "retrieve_steps": retrieve, "evidence": evidence}).save(
-                force_insert=True
-            )
-    else:
-        keys = list(Anchor.objects.filter(trajectory=locked).values_list("key", flat=True))
-        for a in items:
-            check_step_index(a["step"], n, "step")
-            check_anchor_type(a["type"], "type")
-            key = next_anchor_key(keys)
-            keys.append(key)
-            evidence = check_evidence({**(a.get("evidence") or {}), "source": origin})
-            anchor_row(locked, {**a, "evidence": evidence}, key).save(force_insert=True)
+    rows = snapshot(locked, part)
+    labels = rows["anchors"] if part == "anchors" else rows
+    copies = {copy_signature(part, label) for label in labels}
+    keys = [a["key"] for a in labels] if part == "anchors" else []
+    for index, item in items:
+        try:
+            if copy_signature(part, item) in copies:
+                raise InvalidData(
+                    f"the same {PART_NAMES[part]} is already a label: reject this one instead"
+                )
+            row = _label_row(locked, part, item, origin, n, labels, keys)
+        except InvalidData as exc:
+            if skipped is None:
+                raise
+            skipped.append(Skipped(f"{part}:{index}", item_name(part, item), str(exc)))
+            continue
+        row.save(force_insert=True)
+        copies.add(copy_signature(part, item))
+        if part == "subgoals":
+            labels.append({"start": row.start, "end": row.end})
+        elif part == "anchors":
+            keys.append(row.key)
     return proposal
+
+
+def _label_row(
+    locked: Trajectory,
+    part: str,
+    item: dict[str, Any],
+    origin: str,
+    n: int,
+    labels: list[dict[str, Any]],
+    keys: list[str],
+) -> Subgoal | MemoryTarget | Anchor:
+    """The label a proposed item makes, checked against the trajectory's labels; not saved."""
+    if part == "subgoals":
+        start = check_step_index(item["start"], n, "start")
+        end = check_step_index(item["end"], n, "end")
+        for other in sorted(labels, key=lambda g: g["start"]):
+            if start <= other["end"] and other["start"] <= end:
+                raise InvalidData(
+                    f"the proposed subgoal {start}–{end} overlaps the accepted "
+                    f"subgoal {other['start']}–{other['end']}: move or delete that one first"
+                )
+        success = check_success(item.get("success", ""), "success")
+        return subgoal_row(locked, {**item, "success": success, "origin": origin})
+    evidence = check_evidence({**(item.get("evidence") or {}), "source": origin})
+    if part == "memory_targets":
+        retrieve = check_memory_target(item["encode_step"], item["retrieve_steps"], n, "")
+        return memory_target_row(locked, {**item, "retrieve_steps": retrieve, "evidence": evidence})
+    check_step_index(item["step"], n, "step")
+    check_anchor_type(item["type"], "type")
+    return anchor_row(locked, {**item, "evidence": evidence}, next_anchor_key(keys))
 
 
 def do_reject(proposal: Proposal, actor, items: Any = "all") -> Proposal:

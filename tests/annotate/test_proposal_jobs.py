@@ -245,3 +245,46 @@ def test_the_schema_says_what_each_proposal_request_reads():
     assert accept["required"] == ["version"]
     reject = body("/api/v1/trajectories/{trajectory_id}/proposals/{proposal_id}/reject/")
     assert "required" not in reject
+    path = "/api/v1/trajectories/{trajectory_id}/proposals/{proposal_id}/accept/"
+    answer = schema["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]
+    accepted = components[answer["schema"]["$ref"].rsplit("/", 1)[1]]
+    assert {"accepted", "skipped", "subgoals", "version"} <= set(accepted["properties"])
+
+
+@pytest.mark.django_db
+def test_the_api_accepts_all_it_can_and_lists_what_it_skipped(client, project, alice):
+    from trajectories.labels import edits
+
+    t, _ = do_import_trajectory(project, blank_record())
+    proposal = Proposal.objects.create(
+        trajectory=t, proposer="heuristic", prompt_version="h1", payload=PAYLOAD
+    )
+    edits.do_split_subgoal(t, alice, t.version, 4)  # subgoals 0–3 and 4–5
+    client.force_login(alice)
+    accept = f"/api/v1/trajectories/{t.pk}/proposals/{proposal.pk}/accept/"
+    answer = client.post(
+        accept, {"version": t.version, "items": "all"}, content_type="application/json"
+    )
+    assert answer.status_code == 200, answer.content
+    told = answer.json()
+    assert told["accepted"] == ["memory_targets:0", "anchors:0", "anchors:1"]
+    assert told["skipped"] == [
+        {
+            "item": "subgoals:0",
+            "name": "subgoal 0–2 “Open the shop”",
+            "reason": "the proposed subgoal 0–2 overlaps the accepted subgoal 0–3: "
+            "move or delete that one first",
+        },
+        {
+            "item": "subgoals:1",
+            "name": "subgoal 3–5 “Buy”",
+            "reason": "the proposed subgoal 3–5 overlaps the accepted subgoal 0–3: "
+            "move or delete that one first",
+        },
+    ]
+    assert len(told["anchors"]) == 2 and told["version"] == t.version + 2
+    again = client.post(
+        accept, {"version": told["version"], "items": "all"}, content_type="application/json"
+    )
+    assert again.status_code == 422  # against the stored labels, as any refused edit
+    assert again.json()["detail"].startswith("items: none of the proposed items can be accepted")

@@ -238,3 +238,101 @@ def test_labels_accepted_before_keep_their_proposal_named_without_its_row_id(pro
     assert labels["memory_targets"][0]["evidence"]["source"] == "proposal:heuristic:h1"
     migration.backwards(django_apps, None)
     assert set(blank.subgoals.values_list("origin", flat=True)) == {old}
+
+
+def test_accept_all_accepts_what_it_can_and_names_what_it_skipped(proposal, blank, bob):
+    edits.do_split_subgoal(blank, bob, blank.version, 2)  # subgoals 0–1 and 2–5 are labels
+    done = do_accept(proposal, bob, blank.version)
+    assert done.accepted == ["memory_targets:0", "anchors:0", "anchors:1"]
+    assert [(s.item, s.name, s.reason) for s in done.skipped] == [
+        (
+            "subgoals:0",
+            "subgoal 0–2 “Open the shop”",
+            "the proposed subgoal 0–2 overlaps the accepted subgoal 0–1: "
+            "move or delete that one first",
+        ),
+        (
+            "subgoals:1",
+            "subgoal 3–5 “Buy”",
+            "the proposed subgoal 3–5 overlaps the accepted subgoal 2–5: "
+            "move or delete that one first",
+        ),
+    ]
+    labels = all_labels(blank)
+    assert [(a["step"], a["type"]) for a in labels["anchors"]] == [
+        (1, "context_info"),
+        (5, "finish"),
+    ]
+    assert [(g["start"], g["end"]) for g in labels["subgoals"]] == [(0, 1), (2, 5)]  # untouched
+    status, decided = decisions(proposal)
+    assert status == ProposalStatus.PENDING  # the skipped subgoals are still to decide
+    assert pending_items(proposal)["subgoals"] == [0, 1]
+    assert decided == {
+        "memory_targets": {"0": "accepted"},
+        "anchors": {"0": "accepted", "1": "accepted"},
+    }
+    # one label edit per part that changed: undo takes back the anchors and reopens them
+    assert do_undo(blank, bob, blank.version)
+    assert decisions(proposal)[1]["anchors"] == {}
+    assert all_labels(blank)["anchors"] == [] and pending_items(proposal)["anchors"] == [0, 1]
+
+
+def test_accept_all_is_refused_when_nothing_can_be_accepted(proposal, blank, bob):
+    do_reject(proposal, bob, ["memory_targets:0", "anchors:0", "anchors:1"])
+    edits.do_split_subgoal(blank, bob, blank.version, 2)
+    version = blank.version
+    with pytest.raises(InvalidData) as refused:
+        do_accept(proposal, bob, version)
+    assert str(refused.value) == (
+        "items: none of the proposed items can be accepted (subgoal 0–2 “Open the shop”: the "
+        "proposed subgoal 0–2 overlaps the accepted subgoal 0–1: move or delete that one first; "
+        "subgoal 3–5 “Buy”: the proposed subgoal 3–5 overlaps the accepted subgoal 2–5: move "
+        "or delete that one first)"
+    )
+    blank.refresh_from_db()
+    assert blank.version == version and pending_items(proposal)["subgoals"] == [0, 1]
+
+
+def test_a_copy_of_a_label_is_skipped_by_accept_all_and_refused_when_named(proposal, blank, bob):
+    # made a label after the proposal was: same step, type and content (case and spaces aside)
+    edits.do_add_anchor(blank, bob, blank.version, step=5, type="finish", content=" finished")
+    with pytest.raises(InvalidData, match="the same anchor is already a label: reject this one"):
+        do_accept(proposal, bob, blank.version, ["anchors:1"])
+    done = do_accept(proposal, bob, blank.version)
+    assert [(s.item, s.reason) for s in done.skipped] == [
+        ("anchors:1", "the same anchor is already a label: reject this one instead")
+    ]
+    assert [a["content"] for a in all_labels(blank)["anchors"]] == ["price: $4.20", " finished"]
+
+
+def test_a_proposal_never_holds_exact_copies_of_the_labels(labelled, alice, monkeypatch):
+    from annotate.proposers import Proposed
+    from annotate.proposers.heuristic import HeuristicProposer
+
+    labels = all_labels(labelled)
+    (first, second) = labels["subgoals"]
+    target = labels["memory_targets"][0]
+    anchor = labels["anchors"][0]
+    copies = {
+        "subgoals": [
+            {"start": first["start"], "end": first["end"], "text": first["text"].upper()},
+            {"start": second["start"], "end": second["end"], "text": "Something else"},
+        ],
+        "memory_targets": [
+            {k: target[k] for k in ("key", "value", "encode_step", "retrieve_steps")},
+            {**{k: target[k] for k in ("key", "encode_step", "retrieve_steps")}, "value": "other"},
+        ],
+        "anchors": [
+            {"step": anchor["step"], "type": anchor["type"], "content": f"  {anchor['content']} "},
+            {"step": anchor["step"], "type": anchor["type"], "content": "new"},
+        ],
+    }
+    monkeypatch.setattr(HeuristicProposer, "propose", lambda self, ep: Proposed(payload=copies))
+    proposal, _ = do_request_proposal(labelled, alice)
+    run_proposal(proposal)
+    proposal.refresh_from_db()
+    assert proposal.payload == {
+        "subgoals": [copies["subgoals"][1]],
+        "memory_targets": [copies["memory_targets"][1]],
+        "anchors": [copies["anchors"][1]],
+    }

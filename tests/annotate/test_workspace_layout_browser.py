@@ -374,3 +374,53 @@ def test_history_says_what_changed_and_reverts_one_change(browser, live_server, 
     assert blank_six.subgoals.count() == 2  # the later split stays
     assert "reverted a change" in page.inner_text("#ws-history")
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_letters_typed_at_a_forms_button_go_to_it_not_to_the_shortcuts(
+    browser, live_server, blank_six, bob
+):
+    """Tab from an anchor's description lands on its Pick evidence button: "start of the…"
+    typed there must neither split (s) nor write into the subgoal's intent (t)."""
+    edits.do_split_subgoal(blank_six, bob, blank_six.version, 0)  # one subgoal, 0–7
+    edits.do_add_anchor(
+        blank_six, bob, blank_six.version, step=2, type="context_info", content="price 12.50"
+    )
+    blank_six.refresh_from_db()
+    version = blank_six.version
+    page = open_page(browser, live_server, bob, f"/trajectories/{blank_six.pk}/workspace/?step=2")
+    active = "document.activeElement.textContent.trim()"
+
+    # the anchor of this step: its description, then Tab
+    page.focus('#ws-anchors .label-card input[name="description"]')
+    page.keyboard.press("Tab")
+    assert page.evaluate(active) == "Pick evidence"
+    page.keyboard.type("start of the")
+    # a new anchor: content, description, Tab
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")
+    page.keyboard.type("the tent's price")
+    page.keyboard.press("Tab")
+    page.keyboard.type("needed to compare")
+    page.keyboard.press("Tab")
+    assert page.evaluate(active) == "Pick evidence"
+    page.keyboard.type("start of the list")
+    shots(page, "keys-at-a-forms-button")
+    page.wait_for_timeout(500)  # anything a shortcut sent has arrived
+
+    blank_six.refresh_from_db()
+    assert blank_six.version == version  # nothing split, nothing written
+    assert list(blank_six.subgoals.values_list("start", "end", "text")) == [(0, 7, "")]
+    assert page.input_value("#sg-text") == ""
+    assert page.input_value("#an-content") == "the tent's price"
+    assert page.get_attribute("#ws-main", "data-step") == "2"
+    # Esc (twice: the space clicked Pick evidence, which then picks) leaves the button, and
+    # the keys are shortcuts again.
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    page.keyboard.press("j")
+    page.wait_for_selector('#ws-main[data-step="3"]')
+    page.keyboard.press("?")
+    assert "Keys go to the control that has focus" in page.inner_text("#ws-help-focus")
+    assert page.errors == []

@@ -13,6 +13,11 @@
   const typing = (el) =>
     el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) &&
     !(el.type === "checkbox" || el.type === "radio");
+  // A form's buttons keep the keys typed at them, as its fields do: Tab from a field lands on
+  // one, and what the person goes on typing is meant for the form, never a shortcut.
+  const formButton = (el) =>
+    Boolean(el && el.form && el.matches("button, input[type=submit], input[type=button], input[type=reset]"));
+  const keysGoToControl = (el) => typing(el) || formButton(el);
 
   // ------------------------------------------------------------------ saving
   document.body.addEventListener("htmx:configRequest", (evt) => {
@@ -43,7 +48,8 @@
       if (code === 403 || code === 404) {
         evt.detail.serverResponse = '<div class="error"><p></p></div>';
       }
-    } else if (code === 200) {
+    } else if (code === 200 && evt.detail.elt.id !== "ws-proposals") {
+      // (the proposals panel polling while a proposal is made leaves messages alone)
       $("#ws-flash").innerHTML = "";
     }
   });
@@ -103,6 +109,7 @@
   function afterRender() {
     if (linkFrom && !$("#ws-graph .node.from")) cancelLink(); // the graph was redrawn
     markSelected(current());
+    keepProposalMark();
     showEvidence();
     applyView();
     $("#ws-show-xml") && ($("#ws-show-xml").onchange = (e) =>
@@ -154,9 +161,9 @@
     }
   }
   const COMMAND_KEYS = new Set(["j", "k", "ArrowRight", "ArrowLeft", "s", "m", "1", "2", "3",
-    "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "+", "=", "-", "0", "f"]);
+    "4", "c", "t", "a", "r", "p", "g", "n", "y", "x", "o", "+", "=", "-", "0", "f"]);
   function stepMove(k) {
-    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || typing(document.activeElement)) return 0;
+    if (k.ctrlKey || k.metaKey || k.altKey || k.shiftKey || keysGoToControl(document.activeElement)) return 0;
     return { j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1 }[k.key] || 0;
   }
   function typeInto(el, k) {
@@ -176,7 +183,7 @@
     const k = { key: evt.key, ctrlKey: evt.ctrlKey, metaKey: evt.metaKey, altKey: evt.altKey,
       shiftKey: evt.shiftKey };
     const waits = pending.length > 0 ||
-      (inFlight > 0 && !typing(evt.target) && (COMMAND_KEYS.has(evt.key) ||
+      (inFlight > 0 && !keysGoToControl(evt.target) && (COMMAND_KEYS.has(evt.key) ||
         ((evt.ctrlKey || evt.metaKey) && evt.key.toLowerCase() === "z")));
     if (waits && !["Shift", "Control", "Alt", "Meta"].includes(evt.key)) {
       evt.preventDefault();
@@ -200,12 +207,12 @@
       if (!$("#ws-help").hidden) { $("#ws-help").hidden = true; return false; }
       if (view.full) { setFull(false); return false; }
       if (!$("#ws-goto").hidden) { closeGoto(); return false; }
-      if (typing(active)) active.blur();
+      if (keysGoToControl(active)) active.blur();
       return false;
     }
-    if (typing(active)) {
-      // Text fields keep their keys (and their own undo).
-      if (replayed && !mod) typeInto(active, k);
+    if (keysGoToControl(active)) {
+      // Text fields keep their keys (and their own undo); a form's buttons theirs.
+      if (replayed && !mod && typing(active)) typeInto(active, k);
       return false;
     }
     if (mod && key.toLowerCase() === "z") {
@@ -269,8 +276,9 @@
         $("#ws-goto-step").focus();
         return true;
       case "n": click("#ws-next"); return true;
-      case "y": click(".pr-accept.here"); return true; // the proposed item on this step
-      case "x": click(".pr-reject.here"); return true;
+      case "y": click("#ws-proposals .proposal-item.marked .pr-accept"); return true;
+      case "x": click("#ws-proposals .proposal-item.marked .pr-reject"); return true;
+      case "o": markNextProposal(); return true;
     }
     return false;
   }
@@ -278,6 +286,34 @@
     if (evt.target.closest("#ws-help-button")) $("#ws-help").hidden = !$("#ws-help").hidden;
     else if (evt.target.closest("#ws-help")) $("#ws-help").hidden = true;
   });
+
+  // ------------------------------------------------------------------ the marked proposal
+  // y and x act on one proposal of this step, the marked one (outlined, ▸): the first listed
+  // (the page marks it), or the one marked with o (the next of this step) or a click. The
+  // choice holds while the page stays on this step and the proposal is still there.
+  let proposalMark = null; // {step, item}
+  const proposalsHere = () => $$("#ws-proposals .proposal-item.here");
+  function markProposal(li) {
+    $$("#ws-proposals .proposal-item.marked").forEach((el) => el.classList.remove("marked"));
+    li.classList.add("marked");
+    proposalMark = { step: current(), item: li.dataset.item };
+  }
+  function keepProposalMark() {
+    const chosen = proposalMark && proposalMark.step === current() &&
+      proposalsHere().find((li) => li.dataset.item === proposalMark.item);
+    if (chosen) markProposal(chosen);
+    else proposalMark = null;
+  }
+  function markNextProposal() {
+    const here = proposalsHere();
+    if (!here.length) return;
+    const at = here.findIndex((li) => li.classList.contains("marked"));
+    markProposal(here[(at + 1) % here.length]);
+  }
+  ["click", "focusin"].forEach((type) => ws.addEventListener(type, (evt) => {
+    const li = evt.target.closest && evt.target.closest("#ws-proposals .proposal-item.here");
+    if (li && !li.classList.contains("marked")) markProposal(li);
+  }));
 
   // ------------------------------------------------------------------ go to step N
   function closeGoto() {
