@@ -602,6 +602,7 @@ class AgreementView(LabelsAPIView):
                     }
                     for row in result.rows
                 ],
+                "waiting": result.waiting,
             }
         )
 
