@@ -54,9 +54,11 @@ from .models import (
     Blob,
     JobStatus,
     MemoryTarget,
+    Outcome,
     Project,
     Role,
     Screen,
+    Source,
     Status,
     Step,
     Subgoal,
@@ -108,6 +110,8 @@ class TrajectoryFilterForm(forms.Form):
         ),
     )
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
+    outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
+    source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     app = forms.CharField(required=False, max_length=255)
     recorder = forms.ChoiceField(required=False)
 
@@ -134,6 +138,8 @@ class TrajectoryFilterForm(forms.Form):
             # Text typed without picking a suggestion: tasks whose goal contains it.
             "task_goal": "" if data["task"] else data["task_goal"].strip(),
             "status": data["status"],
+            "outcome": data["outcome"],
+            "source": data["source"],
             "recorder": data["recorder"],
             "app": data["app"].strip(),
         }
