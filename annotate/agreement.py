@@ -1,5 +1,9 @@
 """Inter-annotator agreement for trajectories labelled twice (an original and its copy).
 
+Only pairs whose two annotators have both submitted (each trajectory in review or decided)
+are compared: a copy starts unlabelled, and half-done work measures nothing. The others are
+counted as waiting.
+
 Definitions (k is the boundary tolerance in steps):
 
 - **Boundaries** of a segmentation are the cuts between steps: ``b`` is a boundary when a
@@ -28,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from trajectories.models import Anchor, Project, Subgoal, Trajectory
+from trajectories.selectors import ANNOTATED
 
 from .models import Assignment
 
@@ -160,6 +165,7 @@ class ProjectAgreement:
     rows: list[PairRow]
     by_pair: dict[tuple[str, str], Counts]
     overall: Counts
+    waiting: int = 0  # pairs not compared yet: one or both annotators have not submitted
 
 
 def labels_of(trajectories: Sequence[Trajectory]) -> dict[int, Labels]:
@@ -178,12 +184,19 @@ def labels_of(trajectories: Sequence[Trajectory]) -> dict[int, Labels]:
     return found
 
 
+def submitted(trajectory: Trajectory) -> bool:
+    """Its annotator has handed it on: in review, approved or rejected."""
+    return trajectory.status in ANNOTATED
+
+
 def project_agreement(project: Project, k: int = 1) -> ProjectAgreement:
-    copies = list(
+    """Agreement over the pairs both of whose annotators have submitted."""
+    pairs = list(
         Trajectory.objects.filter(project=project, copy_of__isnull=False)
         .select_related("copy_of__task")
         .order_by("copy_of_id", "id")
     )
+    copies = [c for c in pairs if submitted(c) and submitted(c.copy_of)]
     originals = {c.copy_of_id: c.copy_of for c in copies}
     everyone = [*originals.values(), *copies]
     labels = labels_of(everyone)
@@ -205,4 +218,6 @@ def project_agreement(project: Project, k: int = 1) -> ProjectAgreement:
         by_pair[pair].add(labels[original.pk], labels[copy.pk], k)
         overall.add(labels[original.pk], labels[copy.pk], k)
         rows.append(PairRow(original, copy, (first, second), counts))
-    return ProjectAgreement(k, rows, dict(sorted(by_pair.items())), overall)
+    return ProjectAgreement(
+        k, rows, dict(sorted(by_pair.items())), overall, waiting=len(pairs) - len(copies)
+    )

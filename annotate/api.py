@@ -603,6 +603,7 @@ class AgreementView(LabelsAPIView):
                     }
                     for row in result.rows
                 ],
+                "waiting": result.waiting,
             }
         )
 

@@ -1,9 +1,14 @@
 """How far a project is: trajectories per status, the share annotated and approved, and each
 person's work and time spent, read from assignments and the audit trail.
 
-Three queries whatever the project's size (statuses, assignments, work per person), each
-answering a few rows; time spent is the sum of each person's sessions: runs of work events no
-more than ``WAYPOINT_SESSION_GAP_S`` apart, each counted from its first event to its last.
+A trajectory's submitted and approved work is credited to its annotators; one nobody is
+assigned to is credited to whoever last submitted it (recorded and labelled on the spot, or
+assigned and later unassigned).
+
+Four queries whatever the project's size (statuses, assignments, unassigned submissions, work
+per person), each answering a few rows; time spent is the sum of each person's sessions: runs
+of work events no more than ``WAYPOINT_SESSION_GAP_S`` apart, each counted from its first event
+to its last.
 """
 
 from __future__ import annotations
@@ -13,10 +18,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Subquery
 
 from trajectories import events
-from trajectories.models import AuditEvent, Project, Status
+from trajectories.models import AuditEvent, Project, Status, Trajectory
 from trajectories.selectors import ANNOTATED, StatusShare, status_counts, status_shares
 
 from .models import Assignment
@@ -26,7 +31,7 @@ from .models import Assignment
 class PersonWork:
     username: str
     assigned: int = 0
-    submitted: int = 0  # of the assigned: in review or decided
+    submitted: int = 0  # of theirs (assigned, or unassigned and submitted by them): handed on
     approved: int = 0
     changes: int = 0  # work events: labels, recording, review
     touched: int = 0  # trajectories with a change of theirs
@@ -115,6 +120,27 @@ def work_by_person(project: Project, gap_s: float) -> list[tuple[str, int, int, 
         ]
 
 
+def unassigned_submissions(project: Project) -> list[tuple[str, str, int]]:
+    """(username, status, count) of the project's handed-on trajectories that nobody is
+    assigned to, by who last submitted them."""
+    last_submitter = (
+        AuditEvent.objects.filter(trajectory=OuterRef("pk"), kind=events.TRAJECTORY_SUBMITTED)
+        .exclude(actor=None)
+        .order_by("-at", "-id")
+        .values("actor__username")[:1]
+    )
+    rows = (
+        Trajectory.objects.filter(project=project, status__in=ANNOTATED)
+        .exclude(Exists(Assignment.objects.filter(trajectory=OuterRef("pk"))))
+        .annotate(submitter=Subquery(last_submitter))
+        .exclude(submitter=None)
+        .order_by()
+        .values_list("submitter", "status")
+        .annotate(n=Count("pk"))
+    )
+    return list(rows)
+
+
 def project_progress(project: Project, gap_s: float | None = None) -> ProjectProgress:
     """The project's progress (originals only: second annotators' copies are work, not items)."""
     gap_s = settings.WAYPOINT_SESSION_GAP_S if gap_s is None else gap_s
@@ -137,6 +163,11 @@ def project_progress(project: Project, gap_s: float | None = None) -> ProjectPro
         work = person(name)
         work.assigned += n
         work.submitted += n if status in ANNOTATED else 0
+        work.approved += n if status == Status.APPROVED else 0
+
+    for name, status, n in unassigned_submissions(project):
+        work = person(name)
+        work.submitted += n
         work.approved += n if status == Status.APPROVED else 0
 
     for name, changes, touched, sessions, seconds in work_by_person(project, gap_s):

@@ -172,6 +172,9 @@ class AgreementSerializer(serializers.Serializer):
     overall = PairAgreementSerializer()
     pairs = PairAgreementSerializer(many=True)
     trajectories = TrajectoryAgreementSerializer(many=True)
+    waiting = serializers.IntegerField(
+        help_text="Pairs not compared yet: one or both annotators have not submitted."
+    )
 
 
 # ---------------------------------------------------------------- requests

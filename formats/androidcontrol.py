@@ -26,7 +26,14 @@ from trajectories.models import Trajectory
 from trajectories.validation import InvalidData
 
 from .androtmem import swipe_direction
-from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
+from .dataset import (
+    DatasetWriter,
+    Split,
+    card_counts,
+    check_plain_options,
+    describe_filter,
+    record_apps,
+)
 from .waypoint import iter_records
 
 FORMAT = "androidcontrol"
@@ -130,7 +137,7 @@ def export_androidcontrol(
                     writer.write(name, item)
                     per_split[name]["steps"] += 1
                     counts["records"] += 1
-                    for app in record["task"]["apps"] or ["(no app)"]:
+                    for app in record_apps(record):
                         apps.setdefault(app, Counter())[name] += 1
                 else:
                     writer.write(UNMAPPED_FILE, {**item, "split": name})

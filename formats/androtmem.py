@@ -42,6 +42,7 @@ from .dataset import (
     check_memory_graph_option,
     check_plain_options,
     describe_filter,
+    record_apps,
 )
 from .waypoint import iter_records
 
@@ -282,7 +283,7 @@ def export_androtmem(
                 ):
                     no_element += 1
             per_split[name]["tasks"] += 1
-            for app in record["task"]["apps"] or ["(no app)"]:
+            for app in record_apps(record):
                 apps.setdefault(app, Counter())[name] += 1
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.core.files.storage import default_storage
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from PIL import Image
 
-from trajectories.models import Trajectory, blob_storage_name
+from trajectories.models import ActionType, Screen, Step, Trajectory, blob_storage_name
 from trajectories.validation import InvalidData
 
 from .parquet import card_section, write_parquet
@@ -56,6 +56,68 @@ def waypoint_version() -> str:
 
 def dump_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+# ---------------------------------------------------------------- apps
+
+NO_APP = "(no app)"
+
+
+def is_system_package(package: str) -> bool:
+    """The phone itself rather than an app a task is about: the framework, the system UI or a
+    launcher (the home screen a recording starts from)."""
+    return package in ("android", "com.android.systemui") or "launcher" in package.lower()
+
+
+def used_apps(
+    task_apps: list[str] | None, opened: Iterable[str], shown: Iterable[str]
+) -> list[str]:
+    """The apps a trajectory is filed under in dataset cards and app splits: its task's apps;
+    for a task that names none, the apps the trajectory actually used, those it opened and
+    those its screens showed (system packages aside), in that order; ``(no app)`` only when
+    it used none either."""
+    if task_apps:
+        return list(task_apps)
+    used = dict.fromkeys(p for p in (*opened, *shown) if p and not is_system_package(p))
+    return list(used) or [NO_APP]
+
+
+def record_apps(record: dict[str, Any]) -> list[str]:
+    """:func:`used_apps` of a native record."""
+    opened = (
+        step["action"].get("package") or ""
+        for step in record["steps"]
+        if step["action"]["type"] == ActionType.OPEN_APP
+    )
+    shown = (screen["package"] for screen in record["screens"])
+    return used_apps(record["task"]["apps"], opened, shown)
+
+
+def apps_by_uid(trajectories: QuerySet[Trajectory]) -> dict[str, list[str]]:
+    """:func:`used_apps` of every trajectory, by uid: the task's apps in one query, and for
+    those whose task names none, the apps opened and shown in two more."""
+    rows = list(trajectories.order_by().values_list("uid", "task__apps"))
+    found = {str(uid): list(apps or []) for uid, apps in rows}
+    if all(found.values()):
+        return found
+    unnamed = trajectories.filter(Q(task__apps=[]) | Q(task__apps__isnull=True))
+    opened: dict[str, list[str]] = {}
+    for uid, package in (
+        Step.objects.filter(trajectory__in=unnamed, action_type=ActionType.OPEN_APP)
+        .order_by("trajectory_id", "index")
+        .values_list("trajectory__uid", "action__package")
+    ):
+        opened.setdefault(str(uid), []).append(package or "")
+    shown: dict[str, list[str]] = {}
+    for uid, package in (
+        Screen.objects.filter(trajectory__in=unnamed)
+        .order_by("trajectory_id", "id")
+        .values_list("trajectory__uid", "package")
+    ):
+        shown.setdefault(str(uid), []).append(package)
+    return {
+        uid: used_apps(apps, opened.get(uid, ()), shown.get(uid, ())) for uid, apps in found.items()
+    }
 
 
 # ---------------------------------------------------------------- splits
@@ -115,14 +177,15 @@ class Split:
 
     def assign(self, trajectories: QuerySet[Trajectory]) -> dict[str, str]:
         """The split of every trajectory, by uid (one small row per trajectory in memory)."""
-        rows = list(trajectories.order_by("uid").values_list("uid", "task__uid", "task__apps"))
-        group_of_app = _app_groups(apps for _, _, apps in rows) if self.by == "app" else {}
+        rows = list(trajectories.order_by("uid").values_list("uid", "task__uid"))
+        apps_of = apps_by_uid(trajectories) if self.by == "app" else {}
+        group_of_app = _app_groups(apps_of.values())
         groups: dict[str, list[str]] = {}
-        for uid, task_uid, apps in rows:
+        for uid, task_uid in rows:
             if self.by == "task":
                 key = task_uid
             elif self.by == "app":
-                key = group_of_app[apps[0]] if apps else "(no app)"
+                key = group_of_app[apps_of[str(uid)][0]]
             else:
                 key = str(uid)
             groups.setdefault(key, []).append(str(uid))

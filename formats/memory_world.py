@@ -18,7 +18,14 @@ from django.db.models import QuerySet
 
 from trajectories.models import Intent, Trajectory
 
-from .dataset import DatasetWriter, Split, card_counts, check_plain_options, describe_filter
+from .dataset import (
+    DatasetWriter,
+    Split,
+    card_counts,
+    check_plain_options,
+    describe_filter,
+    record_apps,
+)
 from .waypoint import iter_records
 
 FORMAT = "memory-world"
@@ -147,7 +154,7 @@ def export_memory_world(
             task = task_record(record, writer.image)
             writer.write(name, task)
             per_split[name]["tasks"] += 1
-            for app in record["task"]["apps"] or ["(no app)"]:
+            for app in record_apps(record):
                 apps.setdefault(app, Counter())[name] += 1
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])

@@ -36,6 +36,7 @@ from .dataset import (
     card_counts,
     check_memory_graph_option,
     describe_filter,
+    record_apps,
 )
 from .waypoint import iter_records
 
@@ -348,7 +349,7 @@ def export_stamp_sft(
                     per_split[name]["samples"] += 1
                     counts["samples"] += 1
                     counts["memory_samples"] += is_memory
-                    for app in record["task"]["apps"] or ["(no app)"]:
+                    for app in record_apps(record):
                         apps.setdefault(app, Counter())[name] += 1
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 
 from trajectories.access import access_project
 from trajectories.models import Outcome, Project, Source, Status
+from trajectories.selectors import status_counts, status_shares
 from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES, task_choices
 
@@ -50,7 +51,7 @@ EXPORT_FORMAT_NAMES = {
 
 class ExportForm(forms.Form):
     format = forms.ChoiceField()
-    status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
+    status = forms.ChoiceField(required=False)
     outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
     source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     task = forms.ChoiceField(required=False)
@@ -102,6 +103,19 @@ class ExportForm(forms.Form):
             (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
         ]
         self.fields["task"].choices = [("", "any task"), *task_choices(project)]
+        # Approved work by default: a first training set should not mix in unfinished labels.
+        # Each status says how many trajectories it would export.
+        self.status_counts = status_counts(project)
+        self.status_shares = status_shares(self.status_counts)
+        total = sum(self.status_counts.values())
+        self.fields["status"].initial = Status.APPROVED
+        self.fields["status"].choices = [
+            ("", f"any status ({total})"),
+            *(
+                (value, f"{label} ({self.status_counts.get(value, 0)})")
+                for value, label in Status.choices
+            ),
+        ]
 
     def clean_split_ratios(self) -> dict[str, float]:
         ratios: dict[str, float] = {}

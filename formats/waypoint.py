@@ -47,6 +47,7 @@ from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
 from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
 
 from .archive import loads, read_file
+from .dataset import record_apps
 
 FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
@@ -391,7 +392,7 @@ def export_waypoint(
                 counts["trajectories"] += 1
                 counts["steps"] += len(record["steps"])
                 counts["screens"] += len(record["screens"])
-                for app in record["task"]["apps"] or ["(no app)"]:
+                for app in record_apps(record):
                     apps[app] += 1
                 if progress and (counts["trajectories"] % 20 == 0):
                     progress(counts["trajectories"], total)

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import accounts, views
 
 urlpatterns = [
     path(
@@ -13,4 +13,12 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.project_list, name="project-list"),
+    path("users/", accounts.user_list, name="user-list"),
+    path(
+        "users/<int:user_id>/password-link/",
+        accounts.user_password_link,
+        name="user-password-link",
+    ),
+    path("set-password/<uidb64>/<token>/", accounts.set_password, name="set-password"),
+    path("set-password/done/", accounts.set_password_done, name="set-password-done"),
 ]

@@ -40,6 +40,7 @@ from .access import (
     access_trajectory,
     projects_of,
 )
+from .accounts import user_named
 from .jobs import (
     do_retry_job,
     download_name,
@@ -90,7 +91,7 @@ from .services import (
     do_set_membership,
 )
 from .validation import KIND_NAMES, MAX_INT, InvalidRequest
-from .views import blob_response, user_named
+from .views import blob_response
 
 
 class Conflict(exceptions.APIException):

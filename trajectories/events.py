@@ -14,6 +14,10 @@ MEMBERSHIP_REMOVED = "membership.removed"
 TRAJECTORY_IMPORTED = "trajectory.imported"
 TRAJECTORY_COPIED = "trajectory.copied"
 
+# accounts (site admins)
+USER_CREATED = "user.created"
+PASSWORD_LINK_CREATED = "user.password_link_created"  # a one-time set-password link handed out
+
 # jobs
 JOB_IMPORT_QUEUED = "job.import_queued"
 JOB_EXPORT_QUEUED = "job.export_queued"

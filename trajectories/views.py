@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator as DjangoPaginator
@@ -28,6 +27,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -41,6 +41,7 @@ from .access import (
     projects_of,
     role_in,
 )
+from .accounts import UnknownUser, is_site_admin, user_named
 from .jobs import (
     do_retry_job,
     download_name,
@@ -53,9 +54,11 @@ from .models import (
     Blob,
     JobStatus,
     MemoryTarget,
+    Outcome,
     Project,
     Role,
     Screen,
+    Source,
     Status,
     Step,
     Subgoal,
@@ -107,6 +110,8 @@ class TrajectoryFilterForm(forms.Form):
         ),
     )
     status = forms.ChoiceField(required=False, choices=[("", "any status"), *Status.choices])
+    outcome = forms.ChoiceField(required=False, choices=[("", "any outcome"), *Outcome.choices])
+    source = forms.ChoiceField(required=False, choices=[("", "any source"), *Source.choices])
     app = forms.CharField(required=False, max_length=255)
     recorder = forms.ChoiceField(required=False)
 
@@ -133,6 +138,8 @@ class TrajectoryFilterForm(forms.Form):
             # Text typed without picking a suggestion: tasks whose goal contains it.
             "task_goal": "" if data["task"] else data["task_goal"].strip(),
             "status": data["status"],
+            "outcome": data["outcome"],
+            "source": data["source"],
             "recorder": data["recorder"],
             "app": data["app"].strip(),
         }
@@ -431,16 +438,13 @@ class MemberForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
 
 
-def user_named(username: str):
-    """An active user by name, for adding to a project."""
-    found = get_user_model().objects.filter(username=username.strip(), is_active=True).first()
-    if found is None:
-        raise InvalidData(f"username: no user named {username.strip()!r}")
-    return found
-
-
 def _members_page(
-    request: HttpRequest, project: Project, *, form: MemberForm | None = None, error: str = ""
+    request: HttpRequest,
+    project: Project,
+    *,
+    form: MemberForm | None = None,
+    error: str = "",
+    unknown: UnknownUser | None = None,
 ) -> HttpResponse:
     context = {
         "project": project,
@@ -449,7 +453,12 @@ def _members_page(
         "roles": Role.choices,
         "form": form or MemberForm(),
         "error": error,
+        "unknown": unknown,
     }
+    if unknown is not None and is_site_admin(request.user):
+        asked = {"username": unknown.username, "project": project.pk}
+        asked["role"] = form.cleaned_data["role"] if form is not None else Role.ANNOTATOR
+        context["create_user_url"] = f"{reverse('user-list')}?{urlencode(asked)}"
     if request.htmx and not request.htmx.history_restore_request:
         return _vary_on_htmx(render(request, "trajectories/_members.html", context))
     return _vary_on_htmx(render(request, "trajectories/members.html", context))
@@ -479,6 +488,8 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
     try:
         user = user_named(form.cleaned_data["username"])
         do_add_membership(project, user, form.cleaned_data["role"], request.user)
+    except UnknownUser as exc:
+        return _members_page(request, project, form=form, unknown=exc)
     except InvalidData as exc:
         return _members_page(request, project, form=form, error=str(exc))
     return _after_member_change(request, project)

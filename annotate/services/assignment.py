@@ -1,4 +1,4 @@
-"""Who annotates what: assignments, double annotation with copies, spreading the load.
+"""Who annotates what: assignments, double annotation with blind copies, spreading the load.
 
 Each ``do_*`` action commits on return (``transaction.atomic(durable=True)``); the actions
 built from others (a double assignment is two assignments and a copy, spreading is many
@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Count
 
 from trajectories import events
-from trajectories.labels.parts import all_labels, restore
+from trajectories.labels.parts import NOTES, STEP_FIELDS
 from trajectories.models import Project, Role, Screen, Status, Step, Trajectory
 from trajectories.services import record_event
 from trajectories.validation import InvalidData, fail
@@ -25,12 +25,15 @@ from ..models import Assignment
 
 @transaction.atomic(durable=True)
 def do_make_copy(original: Trajectory, actor) -> Trajectory:
-    """A second annotator's copy: the same steps on the same screens (shared blobs) and the
-    labels the original has now, under a new uid, linked by ``copy_of``."""
+    """A second annotator's copy: the same steps on the same screens (shared blobs), without
+    any of the original's labels, under a new uid, linked by ``copy_of``."""
     return _make_copy(original, actor)
 
 
 def _make_copy(original: Trajectory, actor) -> Trajectory:
+    """The recording without its labels: double annotation is blind, so the second annotator
+    starts where the first did, not from the first's subgoals, anchors, memory or notes
+    (which would make agreement perfect for work nobody has done)."""
     copy = Trajectory.objects.get(pk=original.pk)
     copy.pk = None
     copy.id = None
@@ -39,6 +42,7 @@ def _make_copy(original: Trajectory, actor) -> Trajectory:
     copy.version = 1
     copy.status = Status.ANNOTATING
     copy.final_screen = None
+    copy.metadata = {k: v for k, v in copy.metadata.items() if k != NOTES}
     copy.save()
     screens = list(Screen.objects.filter(trajectory=original).order_by("id"))
     old_ids = [s.pk for s in screens]
@@ -47,26 +51,18 @@ def _make_copy(original: Trajectory, actor) -> Trajectory:
         s.trajectory = copy
     Screen.objects.bulk_create(screens)
     new_id = dict(zip(old_ids, (s.pk for s in screens), strict=True))
+    unlabelled = {f: Step._meta.get_field(f).get_default() for f in STEP_FIELDS}
     steps = list(Step.objects.filter(trajectory=original).order_by("index"))
     for s in steps:
         s.pk = None
         s.trajectory = copy
         s.screen_id = new_id[s.screen_id]
+        for name, value in unlabelled.items():
+            setattr(s, name, value)
     Step.objects.bulk_create(steps)
     if original.final_screen_id in new_id:
         copy.final_screen_id = new_id[original.final_screen_id]
         copy.save(update_fields=["final_screen"])
-    labels = all_labels(original)
-    for part in ("subgoals", "memory_targets"):
-        restore(copy, part, [{**item, "id": None} for item in labels[part]])
-    restore(
-        copy,
-        "anchors",
-        {
-            "anchors": [{**a, "id": None} for a in labels["anchors"]],
-            "links": [{**link, "id": None} for link in labels["links"]],
-        },
-    )
     record_event(
         events.TRAJECTORY_COPIED,
         actor=actor,

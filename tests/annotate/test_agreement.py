@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from annotate import agreement as ag
 from annotate import services as s
 from trajectories.labels import edits
+from trajectories.models import Trajectory
 from trajectories.services import do_set_membership
 
 A = [(0, 2), (3, 5), (6, 9)]  # boundaries {3, 6}
@@ -64,12 +65,15 @@ def test_project_agreement_pools_the_pairs(project, blank, alice, bob):
             edits.do_split_subgoal(t, alice, t.version, cut)
         for g, label in zip(t.subgoals.order_by("start"), labels, strict=True):
             success = {"y": "yes", "n": "no"}[label]
-            edits.do_update_subgoal(t, alice, t.version, g.pk, {"success": success})
+            edits.do_update_subgoal(t, alice, t.version, g.pk, {"success": success, "text": "x"})
     edits.do_add_anchor(blank, alice, blank.version, step=1, type="context_info", content="x")
     edits.do_add_anchor(copy, alice, copy.version, step=1, type="context_info", content="x")
     edits.do_add_anchor(copy, alice, copy.version, step=5, type="finish", content="done")
+    s.do_submit(blank, bob, blank.version)
+    s.do_submit(copy, dave, copy.version)
 
     result = ag.project_agreement(project, k=1)
+    assert result.waiting == 0
     (row,) = result.rows
     assert row.annotators == ("bob", "dave")
     # boundaries {2, 4} vs {3}: 2~3 matched (d 1, before 4~3 by the tie rule) → F1 2·1/3
@@ -80,3 +84,34 @@ def test_project_agreement_pools_the_pairs(project, blank, alice, bob):
     assert row.counts.anchor_agreement == pytest.approx(1 / 2)
     assert list(result.by_pair) == [("bob", "dave")]
     assert result.overall.boundary_f1 == pytest.approx(2 / 3)
+
+
+@pytest.fixture
+def double(project, labelled, alice, bob):
+    """bob labels ``labelled`` (it has every kind of label), erin its copy."""
+    erin = get_user_model().objects.create_user("erin")
+    do_set_membership(project, erin, "annotator", alice)
+    return labelled, s.do_assign_double(labelled, bob, erin, alice)
+
+
+@pytest.mark.django_db
+def test_a_pair_nobody_has_worked_on_is_not_compared(project, double):
+    # The original's labels are not the copy's: nothing agrees perfectly by construction.
+    result = ag.project_agreement(project)
+    assert (result.rows, result.by_pair, result.overall.trajectories) == ([], {}, 0)
+    assert result.waiting == 1
+
+
+@pytest.mark.django_db
+def test_a_pair_is_compared_once_both_have_submitted(project, double):
+    original, copy = double
+    Trajectory.objects.filter(pk=original.pk).update(status="in_review")
+    assert (ag.project_agreement(project).rows, ag.project_agreement(project).waiting) == ([], 1)
+    for status in ("in_review", "approved", "rejected"):
+        Trajectory.objects.filter(pk=copy.pk).update(status=status)
+        result = ag.project_agreement(project)
+        assert [(r.trajectory, r.copy) for r in result.rows] == [(original, copy)], status
+        assert result.waiting == 0
+    # Sent back to its annotator: not handed on any more.
+    Trajectory.objects.filter(pk=original.pk).update(status="annotating")
+    assert ag.project_agreement(project).waiting == 1

@@ -254,6 +254,9 @@ def test_assignments_are_for_admins(blank, project, alice, bob, dave):
     )
     assert response.json() == {"detail": "annotators: no such users ['nobody']"}
     agreement = as_user(bob).get(f"{API}/projects/{project.pk}/agreement/?k=0").json()
-    assert agreement["k"] == 0
+    assert (agreement["trajectories"], agreement["waiting"]) == ([], 1)
+    Trajectory.objects.filter(project=project).update(status="in_review")
+    agreement = as_user(bob).get(f"{API}/projects/{project.pk}/agreement/?k=0").json()
+    assert (agreement["k"], agreement["waiting"]) == (0, 0)
     assert agreement["trajectories"][0]["annotators"] == ["bob", "dave"]
     assert agreement["trajectories"][0]["boundary_f1"] == 1.0

@@ -172,10 +172,15 @@ def test_agreement_page(blank, project, alice, bob, charlie):
     dave = get_user_model().objects.create_user("dave")
     do_set_membership(project, dave, "annotator", alice)
     other, _ = do_import_trajectory(project, blank_record(seed=5))
-    s.do_assign_double(other, bob, dave, alice)
+    copy = s.do_assign_double(other, bob, dave, alice)
     response = client_of(bob).get(f"/projects/{project.pk}/agreement/?k=2")
     assert response.status_code == 200
-    assert b"bob \xc2\xb7 dave" in response.content
+    page = response.content.decode()
+    assert "1 trajectory labelled twice is not compared yet" in page
+    assert "bob · dave" not in page
+    Trajectory.objects.filter(pk__in=[other.pk, copy.pk]).update(status="in_review")
+    page = client_of(bob).get(f"/projects/{project.pk}/agreement/?k=2").content.decode()
+    assert "bob · dave" in page and "not compared yet" not in page
     assert client_of(charlie).get(f"/projects/{project.pk}/agreement/").status_code == 404
 
 

@@ -118,3 +118,40 @@ def test_its_query_count_does_not_grow_with_the_trajectories(client, project, al
 def test_an_outsider_cannot_see_it(client, project, charlie):
     client.force_login(charlie)
     assert client.get(f"/projects/{project.pk}/progress/").status_code == 404
+
+
+def test_the_submitter_is_credited_when_nobody_is_assigned(project, alice, bob, dave):
+    """bob labels and submits work nobody assigned; alice approves one of the two."""
+    approved, in_review, assigned_elsewhere = _trajectories(project, ["annotating"] * 3)
+    for trajectory in (approved, in_review):
+        record_event(events.TRAJECTORY_SUBMITTED, actor=bob, trajectory=trajectory)
+    # Submitted by bob, but assigned to alice: hers.
+    record_event(events.TRAJECTORY_SUBMITTED, actor=bob, trajectory=assigned_elsewhere)
+    do_assign(assigned_elsewhere, alice, alice)
+    Trajectory.objects.filter(pk=approved.pk).update(status="approved")
+    Trajectory.objects.filter(pk__in=[in_review.pk, assigned_elsewhere.pk]).update(
+        status="in_review"
+    )
+    people = {p.username: p for p in project_progress(project).people}
+    bob_work = people["bob"]
+    assert (bob_work.assigned, bob_work.submitted, bob_work.approved) == (0, 2, 1)
+    alice_work = people["alice"]
+    assert (alice_work.assigned, alice_work.submitted, alice_work.approved) == (1, 1, 0)
+
+
+def test_the_last_submitter_is_credited(project, alice, bob, dave):
+    (trajectory,) = _trajectories(project, ["approved"])
+    _work(bob, trajectory, 0, events.TRAJECTORY_SUBMITTED)
+    _work(dave, trajectory, 5, events.TRAJECTORY_SUBMITTED)
+    people = {p.username: p for p in project_progress(project).people}
+    assert (people["dave"].submitted, people["dave"].approved) == (1, 1)
+    assert (people["bob"].submitted, people["bob"].approved) == (0, 0)
+
+
+def test_the_page_shows_the_unassigned_submitter(client, project, alice, bob):
+    (trajectory,) = _trajectories(project, ["approved"])
+    _work(bob, trajectory, 0, events.TRAJECTORY_SUBMITTED)
+    client.force_login(alice)
+    page = client.get(f"/projects/{project.pk}/progress/").content.decode()
+    row = page.split('<tr data-person="bob">')[1].split("</tr>")[0]
+    assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:4]] == ["0", "1", "1"]

@@ -50,3 +50,27 @@ def test_the_progress_chart_is_to_scale_and_in_view(browser, live_server, width,
     people = page.locator("#people").bounding_box()
     assert people["y"] + people["height"] <= height  # the whole page is above the fold
     shot(page, f"lists-progress-{width}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_unassigned_work_is_credited_to_its_submitter(browser, live_server):
+    from annotate.services import do_review, do_submit
+    from tests.trajectories.builders import make_record
+    from trajectories.services import do_import_trajectory
+
+    users = get_user_model().objects
+    alice = users.create_user("alice", password="alice-password")
+    bob = users.create_user("bob", password="bob-password")
+    project = do_create_project("Shops", alice)
+    do_set_membership(project, bob, "annotator", alice)
+    trajectory, _ = do_import_trajectory(project, make_record(steps=3, seed=71))  # labelled
+    do_submit(trajectory, bob, trajectory.version)  # nobody assigned it
+    trajectory.refresh_from_db()
+    do_review(trajectory, alice, trajectory.version, "approve")
+
+    page = page_as(browser, live_server, alice)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/projects/{project.pk}/progress/")
+    cells = page.locator('tr[data-person="bob"] td.num').all_inner_texts()
+    assert cells[:3] == ["0", "1", "1"]  # assigned, submitted, approved
+    shot(page, "progress-unassigned-submitter")

@@ -85,3 +85,38 @@ def test_a_member_exports_a_dataset_and_scores_predictions(browser, live_server,
     assert page.locator("text=line 100: invalid JSON (Expecting value)").count() == 1
     shot(page, "datasets-evaluate", full_page=True)
     assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_evaluate_is_in_the_top_bar_and_an_export_takes_approved_work_by_default(
+    browser, live_server, settings
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the export runs in the request
+    alice = get_user_model().objects.create_user("alice", password="alice-password")
+    project = do_create_project("Shops", alice)
+    made = [do_import_trajectory(project, make_record(steps=2, seed=s))[0] for s in range(3)]
+    Trajectory.objects.filter(pk=made[0].pk).update(status="approved")
+
+    page = page_as(browser, live_server, alice)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/projects/{project.pk}/trajectories/")
+    page.click("nav.topnav >> text=Evaluate")
+    page.wait_for_selector('h1:has-text("Score an agent\'s predictions")')
+    assert page.url.endswith(f"/projects/{project.pk}/evaluate/")
+    nav = page.locator("nav.topnav").bounding_box()
+    assert nav["height"] < 60, nav  # still one line
+
+    page.click("nav.topnav >> text=Export")
+    assert page.input_value("#id_status") == "approved"
+    options = page.locator("#id_status option").all_inner_texts()
+    assert options[0] == "any status (3)" and "Approved (1)" in options
+    assert "Annotating (2)" in options
+    note = page.inner_text("#export-status-note")
+    assert "In this project: annotating 2 · approved 1." in note
+    shot(page, "datasets-export-default-approved", full_page=True)
+    page.select_option("#id_format", "waypoint")
+    page.click("text=Start export")
+    page.wait_for_selector("text=Download waypoint export")
+    job = Job.objects.get(kind=JobKind.EXPORT)
+    assert job.params["filters"] == {"status": "approved"}
+    assert job.counts["trajectories"] == 1

@@ -121,3 +121,32 @@ def test_the_job_page_shows_split_counts_and_leads_to_the_evaluator(
     assert "splits: test 1" in html
     assert "unmapped_actions: none" in html
     assert reverse("project-evaluate", args=[project.pk]) in html
+
+
+def test_the_export_form_defaults_to_approved_work_and_counts_each_status(client, project, alice):
+    made = [do_import_trajectory(project, make_record(steps=1, seed=s))[0] for s in range(5)]
+    Trajectory.objects.filter(pk__in=[t.pk for t in made[:2]]).update(status="approved")
+    Trajectory.objects.filter(pk=made[2].pk).update(status="in_review")
+    client.force_login(alice)
+    page = client.get(reverse("project-export", args=[project.pk])).content.decode()
+    select = page.split('name="status"')[1].split("</select>")[0]
+    assert '<option value="approved" selected>Approved (2)</option>' in select
+    assert '<option value="">any status (5)</option>' in select
+    assert '<option value="annotating">Annotating (2)</option>' in select
+    assert '<option value="in_review">In review (1)</option>' in select
+    assert '<option value="rejected">Rejected (0)</option>' in select
+    assert "No trajectory is approved yet" not in page
+    # What the browser sends when nobody touches the status: approved only.
+    response = client.post(
+        reverse("project-export", args=[project.pk]), {"format": "waypoint", "status": "approved"}
+    )
+    assert response.status_code == 302
+    assert Job.objects.get().params["filters"] == {"status": "approved"}
+
+
+def test_the_export_form_says_when_nothing_is_approved(client, project, alice):
+    do_import_trajectory(project, make_record(steps=1, seed=1))
+    client.force_login(alice)
+    page = client.get(reverse("project-export", args=[project.pk])).content.decode()
+    assert "No trajectory is approved yet." in page
+    assert '<option value="approved" selected>Approved (0)</option>' in page

@@ -104,3 +104,30 @@ def test_trajectories_sort_by_a_header_and_the_app_filter_takes_part_of_a_name(
     eventually(lambda: rows() == ["6"])
     assert "sort=-steps" in page.url  # the filter keeps the order
     shot(page, "lists-trajectories-app-filter")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_trajectory_list_filters_by_outcome_and_source(browser, live_server):
+    alice = get_user_model().objects.create_user("alice", password="alice-password")
+    project = do_create_project("Shops", alice)
+    made = [do_import_trajectory(project, make_record(steps=n, seed=n))[0] for n in (1, 2, 3)]
+    Trajectory.objects.filter(pk=made[0].pk).update(outcome="failure", source="imported")
+    Trajectory.objects.filter(pk=made[1].pk).update(outcome="success", source="imported")
+    Trajectory.objects.filter(pk=made[2].pk).update(outcome="failure", source="recorded")
+
+    page = page_as(browser, live_server, alice)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/projects/{project.pk}/trajectories/")
+    rows = lambda: page.locator("#trajectory-table tbody tr td.num").all_inner_texts()  # noqa: E731
+    assert rows() == ["3", "2", "1"]
+    page.select_option("#id_outcome", "failure")
+    eventually(lambda: rows() == ["3", "1"] and "outcome=failure" in page.url)
+    page.select_option("#id_source", "imported")
+    eventually(lambda: rows() == ["1"] and "source=imported" in page.url)
+    filters = page.locator("form.filters").bounding_box()
+    assert filters["x"] + filters["width"] <= 1440
+    shot(page, "lists-outcome-source")
+    page.reload()  # the address keeps the filters, and the form shows them
+    assert rows() == ["1"]
+    assert page.input_value("#id_outcome") == "failure"
+    assert page.input_value("#id_source") == "imported"

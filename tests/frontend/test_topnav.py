@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 PROJECT_ROUTES = (
     ("Import", "project-import"),
     ("Export", "project-export"),
+    ("Evaluate", "project-evaluate"),
     ("Progress", "annotate-progress"),
     ("Assign", "annotate-assignments"),
     ("Agreement", "annotate-agreement"),

@@ -128,3 +128,32 @@ def test_a_project_name_longer_than_the_column_is_refused_by_name(alice):
     with pytest.raises(InvalidData, match="^name: at most 200 characters, got 201$"):
         do_create_project("x" * 201, alice)
     assert do_create_project("x" * 200, alice).name == "x" * 200
+
+
+def test_page_api_and_selector_filter_outcome_and_source_alike(client, project, three, alice):
+    plain, shop, maps = three
+    Trajectory.objects.filter(pk=plain.pk).update(outcome="failure", source="imported")
+    Trajectory.objects.filter(pk=shop.pk).update(outcome="success", source="generated")
+    Trajectory.objects.filter(pk=maps.pk).update(outcome="failure", source="recorded")
+    cases = [
+        ({"outcome": "failure"}, {plain.pk, maps.pk}),
+        ({"outcome": "success"}, {shop.pk}),
+        ({"source": "recorded"}, {maps.pk}),
+        ({"outcome": "failure", "source": "imported"}, {plain.pk}),
+        ({"outcome": "uncertain"}, set()),
+    ]
+    for filters, wanted in cases:
+        for ids in everywhere(client, alice, project, filters):
+            assert set(ids) == wanted, filters
+
+
+def test_the_page_has_outcome_and_source_fields_that_keep_their_choice(client, project, alice):
+    client.force_login(alice)
+    page = client.get(
+        reverse("trajectory-list", args=[project.pk]), {"outcome": "failure", "source": "imported"}
+    ).content.decode()
+    assert '<option value="failure" selected>Failure</option>' in page
+    assert '<option value="imported" selected>Imported</option>' in page
+    assert "any outcome" in page and "any source" in page
+    bad = client.get(reverse("trajectory-list", args=[project.pk]), {"outcome": "great"})
+    assert "Some filters are invalid: Outcome" in bad.content.decode()
