@@ -36,6 +36,7 @@ from django.db.models import QuerySet
 from trajectories.models import Intent, Trajectory
 
 from .dataset import (
+    NO_APP,
     DatasetWriter,
     Split,
     card_counts,
@@ -226,7 +227,8 @@ def task_record(
         "seed": device.get("seed"),
         "instruction_en": task["goal"],
         "instruction": task["goal"],
-        "apps": task["apps"],
+        # The apps it was about: the task's, else the ones it used (the evaluator's by_app).
+        "apps": [app for app in record_apps(record) if app != NO_APP],
         "gold_answer": task["gold_answer"],
         "grading_rule": task["grading_rule"],
         "memory_targets": [

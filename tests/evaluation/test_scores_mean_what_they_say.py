@@ -250,3 +250,14 @@ def test_pass_at_k_counts_a_template_solved_at_any_of_k_seeds(tmp_path):
 
 def test_the_androtmem_export_names_each_tasks_template_and_seed(demo):
     assert all(t["task_template"] == t["task_uid"] and t["seed"] is None for t in demo)
+
+
+def test_a_task_that_names_no_app_is_scored_under_the_app_it_used(project, tmp_path):
+    record = make_record(steps=2, seed=8)
+    record.task.apps = []
+    do_import_trajectory(project, record)
+    export_trajectories(Trajectory.objects.filter(project=project), tmp_path / "b", "androtmem")
+    tasks = tasks_of(tmp_path / "b")
+    assert tasks[0]["apps"] == ["com.example.shop"]  # its screens' app
+    result = evaluate(tmp_path / "b", predictions(tasks), tmp_path)
+    assert list(result["by_app"]) == ["com.example.shop"]
