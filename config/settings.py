@@ -348,6 +348,9 @@ SPECTACULAR_SETTINGS = {
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
         # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.
         "SubgoalSuccessEnum": "trajectories.models.SubgoalSuccess",
+        # An anchor's type and a link's relation, on an anchor or in a trajectory's labels.
+        "AnchorTypeEnum": "trajectories.models.AnchorType",
+        "RelationEnum": "trajectories.models.Relation",
     },
 }
 

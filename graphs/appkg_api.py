@@ -30,7 +30,12 @@ from .models import AppGraph, GraphStatus
 
 
 class AppGraphSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who created it; null when no user did, or that user was deleted.",
+    )
     job_url = serializers.SerializerMethodField(help_text="The build job; null for an import.")
     export_url = serializers.SerializerMethodField(help_text="The graph as JSON; null until ready.")
 
