@@ -335,3 +335,15 @@ def test_an_error_does_not_echo_a_long_value(api, project):
         f"/api/v1/projects/{project.pk}/app-graphs/import", {"file": upload("g.json", app_graph)}
     )
     assert response.status_code == 422 and len(response.content) < 300
+
+
+def test_json_100_levels_deep_is_read_and_101_is_not():
+    from trajectories.bounds import load_json
+    from trajectories.validation import InvalidData
+
+    deepest = load_json('{"a": ' * 100 + "1" + "}" * 100, "x")
+    for _ in range(100):
+        deepest = deepest["a"]
+    assert deepest == 1
+    with pytest.raises(InvalidData, match=r"^x: invalid JSON: nested too deeply$"):
+        load_json('{"a": ' * 101 + "1" + "}" * 101, "x")
