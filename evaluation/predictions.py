@@ -11,9 +11,9 @@ One step per line, with ``task_id`` and ``step_index``, and either
 
 A line that cannot be read is counted and reported with its number and reason; a line past
 a limit (longer than ``WAYPOINT_MAX_FILE_BYTES``, nested deeper than ``MAX_JSON_DEPTH``)
-refuses the file, naming the line. A line that
-names its step but whose prediction cannot be parsed still counts as that step's prediction
-(scored 0), as an unparseable model output is a wrong answer, not a missing one.
+refuses the file, naming the line. A line that names its step but whose prediction cannot be
+parsed still counts as that step's prediction (scored 0), as an unparseable model output is a
+wrong answer, not a missing one.
 """
 
 from __future__ import annotations
