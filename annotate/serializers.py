@@ -8,13 +8,25 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from trajectories.models import AnchorType, Relation, SubgoalSuccess
+from trajectories.models import AnchorType, Relation, Status, SubgoalSuccess
 from trajectories.serializers import FiltersField
 from trajectories.validation import MAX_INT
 
+from .models import ProposalStatus
 from .proposers import DEFAULT_PROPOSER, PROPOSERS
 
 TYPE_HELP = "The anchor type: " + ", ".join(AnchorType.values) + "."
+
+
+def anchor_type_field(**kwargs) -> serializers.ChoiceField:
+    """An anchor type: an enum in the schema, refused with the known ones as the service does."""
+    known = ", ".join(AnchorType.values)
+    return serializers.ChoiceField(
+        choices=AnchorType.choices,
+        help_text=TYPE_HELP,
+        error_messages={"invalid_choice": f"unknown anchor type '{{input}}' (known: {known})"},
+        **kwargs,
+    )
 
 
 class VersionSerializer(serializers.Serializer):
@@ -81,7 +93,7 @@ class AnchorLabelSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     key = serializers.CharField()
     step = serializers.IntegerField()
-    type = serializers.CharField(help_text=TYPE_HELP)
+    type = anchor_type_field()
     content = serializers.CharField()
     description = serializers.CharField()
     evidence = EvidenceSerializer()
@@ -103,7 +115,7 @@ class ProblemSerializer(serializers.Serializer):
 
 class LabelsSerializer(serializers.Serializer):
     version = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.choices)
     can_undo = serializers.BooleanField()
     can_redo = serializers.BooleanField()
     subgoals = SubgoalLabelSerializer(many=True)
@@ -151,7 +163,7 @@ class AssignmentSerializer(serializers.Serializer):
     trajectory = serializers.IntegerField(source="trajectory_id")
     copy_of = serializers.IntegerField(source="trajectory.copy_of_id", allow_null=True)
     annotator = serializers.CharField(source="annotator.username")
-    status = serializers.CharField(source="trajectory.status")
+    status = serializers.ChoiceField(source="trajectory.status", choices=Status.choices)
 
 
 class PairAgreementSerializer(serializers.Serializer):
@@ -220,7 +232,7 @@ class MemoryTargetPatchSerializer(VersionSerializer):
 
 class AnchorRequestSerializer(VersionSerializer):
     step = serializers.IntegerField()
-    type = serializers.CharField(help_text=TYPE_HELP)
+    type = anchor_type_field()
     content = serializers.CharField()
     description = serializers.CharField(required=False, allow_blank=True, default="")
     evidence = EvidenceSerializer(required=False)
@@ -228,7 +240,7 @@ class AnchorRequestSerializer(VersionSerializer):
 
 class AnchorPatchSerializer(VersionSerializer):
     step = serializers.IntegerField(required=False)
-    type = serializers.CharField(required=False, help_text=TYPE_HELP)
+    type = anchor_type_field(required=False)
     content = serializers.CharField(required=False)
     description = serializers.CharField(required=False, allow_blank=True)
     evidence = EvidenceSerializer(required=False)
@@ -287,7 +299,7 @@ class ProposalSerializer(serializers.Serializer):
     proposer = serializers.CharField()
     model = serializers.CharField()
     prompt_version = serializers.CharField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=ProposalStatus.choices)
     payload = serializers.JSONField()
     decisions = serializers.JSONField()
     raw_output = serializers.CharField()

@@ -2,6 +2,7 @@
 
     python bench/bench_hostile_inputs.py            # every hostile input, thumbnails at 4096x4096
     python bench/bench_hostile_inputs.py --quick    # bombs of 64 MiB instead of 1 GiB
+    python bench/bench_hostile_inputs.py --api-only --code ../main   # part 3 on another checkout
 
 Part 1 builds hostile inputs (zip and tar.gz bombs, an image header claiming 100,000 x 100,000
 pixels, a real PNG over the size limit, a PNG of random pixel data, deeply nested JSON, a
@@ -15,17 +16,31 @@ Part 2 makes the filmstrip thumbnail of a legal 4096x4096 screenshot (PNG RGBA, 
 WebP) with the code this branch replaced ("before") and with ``make_thumbnail`` ("after"), each
 in a fresh subprocess, and prints the peak RSS the thumbnail added (``ru_maxrss``).
 
+Part 3 sends hostile requests to the API's upload endpoints (memory graph import as a JSON body
+or a file, app graph import, the evaluator's predictions and benchmark, a graph build's params)
+through a real server (``manage.py runserver --noreload --nothreading``, DEBUG=0, one process
+per request, so that its peak RSS is that request's): JSON nested 100,000 deep, an
+``embedder.dim`` of 10^12, a benchmark zip of ~0.5 MB that unpacks to 512 MiB, an 800 MB graph
+upload, a JSON body over DATA_UPLOAD_MAX_MEMORY_SIZE and a 60 MB task id. For each it prints the
+status, whether the answer is JSON with a ``detail``, the bytes of the answer, the seconds and
+the peak RSS the request added to the server (VmHWM after it, less after a warm-up request).
+``--code DIR`` serves another checkout (e.g. the main branch) for a before/after comparison.
+
 Targets: every hostile input refused cleanly; the control imports; the thumbnail's peak for a
-PNG at most the decoded image (64 MiB at 4096x4096 RGBA) plus a few MiB.
+PNG at most the decoded image (64 MiB at 4096x4096 RGBA) plus a few MiB; every hostile request
+answered 4xx with a JSON detail of at most a few hundred bytes, none adding more than ~64 MiB
+(WAYPOINT_MAX_FILE_BYTES, the most one document may hold) to the server's peak.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import io
 import json
 import os
 import resource
+import socket
 import struct
 import subprocess
 import sys
@@ -381,6 +396,316 @@ def phase_thumbnail(args) -> dict:
     }
 
 
+# ---------------------------------------------------------------- part 3: the upload endpoints
+
+DEEP = b"[" * 100_000
+BOUNDARY = "waypoint-bench-boundary"
+
+
+def _multipart(
+    path: Path, fields: dict[str, str], files: dict[str, tuple[str, Path | bytes]]
+) -> Path:
+    """A multipart/form-data body written to ``path``, file contents copied in by chunks."""
+    with open(path, "wb") as out:
+        for name, value in fields.items():
+            out.write(
+                f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                f"{value}\r\n".encode()
+            )
+        for name, (filename, content) in files.items():
+            out.write(
+                f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"; '
+                f'filename="{filename}"\r\nContent-Type: application/octet-stream\r\n\r\n'.encode()
+            )
+            if isinstance(content, bytes):
+                out.write(content)
+            else:
+                with open(content, "rb") as src:
+                    while chunk := src.read(MiB):
+                        out.write(chunk)
+            out.write(b"\r\n")
+        out.write(f"--{BOUNDARY}--\r\n".encode())
+    return path
+
+
+def _file_of(path: Path, size: int, byte: bytes = b" ") -> Path:
+    block = byte * MiB
+    with open(path, "wb") as out:
+        for _ in range(size // MiB):
+            out.write(block)
+    return path
+
+
+def api_cases(work: Path, project: int, big: bool) -> list[tuple[str, str, str, str, Path]]:
+    """(label, method, path, content type, body file) for each hostile request."""
+    ground_truth = (
+        json.dumps({"task_id": "T1", "steps": [{"step_index": 0, "actionForm": {"action": "tap"}}]})
+        + "\n"
+    ).encode()
+    json_body = "application/json"
+    form = f"multipart/form-data; boundary={BOUNDARY}"
+    base = f"/api/v1/projects/{project}"
+    graph = {"format": "waypoint.memory_graph", "format_version": 1, "params": {}}
+
+    def written(name: str, data: bytes) -> Path:
+        (work / name).write_bytes(data)
+        return work / name
+
+    bomb_size = (512 if big else 64) * MiB
+    bomb = work / "benchmark-bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr(
+            "export/manifest.json",
+            json.dumps({"format": "androtmem", "split": {"ratios": {"test": 1}}}),
+        )
+        # The split's own file: one task, then spaces (what is read, unlike an image).
+        with archive.open("export/test.jsonl", "w", force_zip64=True) as out:
+            out.write(ground_truth)
+            for _ in range(bomb_size // MiB):
+                out.write(b" " * MiB)
+    upload_size = (800 if big else 80) * MiB
+    upload = _file_of(work / "graph-upload.json", upload_size)
+    line = (
+        b'{"task_id": "'
+        + b"y" * ((60 if big else 6) * MiB)
+        + b'", "step_index": 0, "output": ""}\n'
+    )
+    dim = {**graph, "embedder": {"name": "structure", "dim": 10**12, "text_dim": 8}}
+    dim["nodes"] = [{"index": 0, "size": 1, "members": [], "sum": "AAAA"}]
+    dim["edges"] = []
+    predictions = work / "predictions-deep.jsonl"
+    predictions.write_bytes(DEEP + b"\n")
+    return [
+        (
+            "graph import, JSON body nested 100,000 deep",
+            "POST",
+            f"{base}/graphs/import",
+            json_body,
+            written("deep.json", DEEP),
+        ),
+        (
+            "graph build, params nested 100,000 deep",
+            "POST",
+            f"{base}/graphs/",
+            json_body,
+            written("deep-params.json", b'{"params": {"tau": ' + DEEP + b"}}"),
+        ),
+        (
+            "graph import, a file nested 100,000 deep",
+            "POST",
+            f"{base}/graphs/import",
+            form,
+            _multipart(work / "m1", {}, {"file": ("g.json", DEEP)}),
+        ),
+        (
+            "app graph import, a file nested 100,000 deep",
+            "POST",
+            f"{base}/app-graphs/import",
+            form,
+            _multipart(work / "m2", {}, {"file": ("g.json", DEEP)}),
+        ),
+        (
+            "evaluator, predictions nested 100,000 deep",
+            "POST",
+            f"{base}/evaluations/",
+            form,
+            _multipart(
+                work / "m3",
+                {},
+                {"predictions": ("p.jsonl", predictions), "benchmark": ("gt.jsonl", ground_truth)},
+            ),
+        ),
+        (
+            "evaluator, benchmark nested 100,000 deep",
+            "POST",
+            f"{base}/evaluations/",
+            form,
+            _multipart(
+                work / "m4",
+                {},
+                {"predictions": ("p.jsonl", b"{}\n"), "benchmark": ("gt.jsonl", DEEP)},
+            ),
+        ),
+        (
+            "memory graph import, embedder.dim 10^12",
+            "POST",
+            f"{base}/graphs/import",
+            json_body,
+            written("dim.json", json.dumps(dim).encode()),
+        ),
+        (
+            f"evaluator, benchmark zip of {human(bomb.stat().st_size)} unpacking to "
+            f"{human(bomb_size)}",
+            "POST",
+            f"{base}/evaluations/",
+            form,
+            _multipart(
+                work / "m5",
+                {},
+                {"predictions": ("p.jsonl", b"{}\n"), "benchmark": ("bench.zip", bomb)},
+            ),
+        ),
+        (
+            f"graph import, a {human(upload_size)} upload",
+            "POST",
+            f"{base}/graphs/import",
+            form,
+            _multipart(work / "m6", {}, {"file": ("g.json", upload)}),
+        ),
+        (
+            "graph build, a JSON body of 11 MiB",
+            "POST",
+            f"{base}/graphs/",
+            json_body,
+            written("big.json", b'{"params": {}, "note": "' + b"x" * 11 * MiB + b'"}'),
+        ),
+        (
+            f"evaluator, a task id of {human(len(line) - 50)} in predictions",
+            "POST",
+            f"{base}/evaluations/",
+            form,
+            _multipart(
+                work / "m7",
+                {},
+                {"predictions": ("p.jsonl", line), "benchmark": ("gt.jsonl", ground_truth)},
+            ),
+        ),
+    ]
+
+
+PREPARE_API = """
+import json, time
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from trajectories.services import do_create_project
+user = get_user_model().objects.create_user(f"api-{time.time_ns()}")
+project = do_create_project("hostile requests", user)
+print(json.dumps({"project": project.pk, "token": Token.objects.create(user=user).key}))
+"""
+
+
+def prepare_api(env: dict[str, str], code: Path) -> dict:
+    """Migrate and seed with the checkout that serves: its models may differ from this one's."""
+    env = {**env, "PYTHONPATH": str(code)}
+    manage = [sys.executable, "manage.py"]
+    for command in (["migrate", "--verbosity", "0"], ["shell", "-c", PREPARE_API]):
+        done = subprocess.run(manage + command, cwd=code, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"preparing the API requests failed:\n{done.stdout}{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _peak_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM (Linux only)")
+
+
+def _request(port: int, method: str, path: str, token: str, kind: str | None, body: Path | None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
+    if body is not None:
+        headers |= {"Content-Type": kind, "Content-Length": str(body.stat().st_size)}
+        with open(body, "rb") as handle:
+            conn.request(method, path, body=handle, headers=headers)
+            answer = conn.getresponse()
+    else:
+        conn.request(method, path, headers=headers)
+        answer = conn.getresponse()
+    data = answer.read()
+    conn.close()
+    return answer.status, answer.getheader("Content-Type", ""), data
+
+
+def run_api_case(env: dict[str, str], code: Path, work: Path, token: str, case) -> dict:
+    """One request to a server of its own: status, answer, seconds, peak RSS it added."""
+    label, method, path, kind, body = case
+    port = _free_port()
+    log = work / "server.log"
+    command = [
+        sys.executable,
+        "manage.py",
+        "runserver",
+        "--noreload",
+        "--nothreading",
+        f"127.0.0.1:{port}",
+    ]
+    env = {**env, "PYTHONPATH": str(code), "SECURE_SSL_REDIRECT": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    with open(log, "wb") as out:
+        server = subprocess.Popen(command, cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{log.read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        _request(port, "GET", "/api/v1/projects/", token, None, None)  # warm up
+        before = _peak_kib(server.pid)
+        started = time.perf_counter()
+        try:
+            status, content_type, data = _request(port, method, path, token, kind, body)
+        except (OSError, http.client.HTTPException) as exc:  # the server gave up on the body
+            status, content_type, data = 0, "", f"{type(exc).__name__}: {exc}".encode()
+        seconds = time.perf_counter() - started
+        added = (_peak_kib(server.pid) - before) / 1024
+    finally:
+        server.kill()
+        server.wait()
+    try:
+        detail = (
+            json.loads(data).get("detail") if content_type.startswith("application/json") else None
+        )
+    except (ValueError, AttributeError):
+        detail = None
+    text = detail if isinstance(detail, str) else data[:80].decode(errors="replace")
+    return {
+        "input": label,
+        "status": status,
+        "json_detail": isinstance(detail, str),
+        "bytes": len(data),
+        "message": " ".join(text.split())[:110],
+        "seconds": seconds,
+        "added_mib": added,
+    }
+
+
+def run_api_part(work: Path, env: dict[str, str], code: Path, big: bool) -> None:
+    prepared = prepare_api(env, code)
+    cases = api_cases(work, prepared["project"], big)
+    print(f"\nHostile requests to the API ({code}; one runserver process per request):")
+    print("| request | status | JSON detail | answer bytes | seconds | peak RSS added | message |")
+    print("|---|---|---|---|---|---|---|")
+    clean = 0
+    for case in cases:
+        row = run_api_case(env, code, work, prepared["token"], case)
+        # A task id nobody knows is scored (200) and named, cut short; the rest are refused.
+        scored = "task id" in row["input"]
+        answered = row["status"] == 200 if scored else 400 <= row["status"] < 500
+        ok = answered and (scored or row["json_detail"]) and row["bytes"] < 1000
+        clean += ok
+        print(
+            f"| {row['input']} | {row['status']} | {'yes' if row['json_detail'] else 'NO'} | "
+            f"{row['bytes']:,} | {row['seconds']:.2f} | {row['added_mib']:.0f} MiB | "
+            f"{row['message']} |",
+            flush=True,
+        )
+    print(
+        f"\n{clean} of {len(cases)} hostile requests answered cleanly "
+        "(4xx with a JSON detail, or the scores, in < 1 KB)"
+    )
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -418,6 +743,10 @@ def main() -> None:
     parser.add_argument("--bomb-size", type=int, default=64 * MiB, help=argparse.SUPPRESS)
     parser.add_argument("--image", help=argparse.SUPPRESS)
     parser.add_argument("--how", help=argparse.SUPPRESS)
+    parser.add_argument("--api-only", action="store_true", help="part 3 alone")
+    parser.add_argument(
+        "--code", type=Path, default=REPO, help="the checkout that serves part 3 (default: this)"
+    )
     args = parser.parse_args()
     if args.phase:
         result = {"hostile": phase_hostile, "thumbnail": phase_thumbnail}[args.phase](args)
@@ -427,6 +756,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="waypoint-bench-hostile-") as tmp:
         work = Path(tmp)
         env = bench_env(work)
+        if args.api_only:
+            run_api_part(work, env, args.code.resolve(), big=not args.quick)
+            return
         bomb = 4 * MiB if args.quick else 64 * MiB
         print(f"Hostile imports (bombs of 16 x {bomb // MiB} MiB) ...", flush=True)
         rows = run_phase("hostile", env, work=work, bomb_size=bomb)
@@ -466,6 +798,8 @@ def main() -> None:
                 f"({before['peak_mib']:.0f} MiB) | {after['added_mib']:.0f} MiB "
                 f"({after['peak_mib']:.0f} MiB) | {after['seconds']:.2f} |"
             )
+
+        run_api_part(work, env, args.code.resolve(), big=not args.quick)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -26,6 +28,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, RecordingError
 from devices.services.adb import DeviceNotFound
 from trajectories.access import AccessDenied
+from trajectories.bounds import human_size
 from trajectories.labels.protocol import StaleVersion
 from trajectories.validation import MAX_INT, InvalidData, InvalidRequest
 
@@ -45,14 +48,33 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     # An id or number too large for the database's integers.
     (OverflowError, 400, "Invalid input"),
     (DataError, 400, "Invalid input"),
+    # Django's own limits on what a request may hold, hit while the body is read.
+    (RequestDataTooBig, 400, "Request too large"),
+    (TooManyFieldsSent, 400, "Request too large"),
+    (TooManyFilesSent, 400, "Request too large"),
     # Well-formed, but against a rule of the domain given the stored data.
     (InvalidData, 422, "Not possible"),
 ]
 
 # Errors whose own text names the machinery, not the input: they get this message instead.
-MESSAGES = {
-    OverflowError: f"a number in the request is out of range (at most {MAX_INT})",
-    DataError: "a value in the request does not fit where it is stored (too long or too large)",
+MESSAGES: dict[type[Exception], Callable[[], str]] = {
+    OverflowError: lambda: f"a number in the request is out of range (at most {MAX_INT})",
+    DataError: lambda: (
+        "a value in the request does not fit where it is stored (too long or too large)"
+    ),
+    RequestDataTooBig: lambda: (
+        "the request body, files aside, is over the limit of "
+        f"{human_size(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} (DATA_UPLOAD_MAX_MEMORY_SIZE); "
+        "send a large document as a multipart/form-data file"
+    ),
+    TooManyFieldsSent: lambda: (
+        f"the request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields "
+        "(DATA_UPLOAD_MAX_NUMBER_FIELDS)"
+    ),
+    TooManyFilesSent: lambda: (
+        f"the request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files "
+        "(DATA_UPLOAD_MAX_NUMBER_FILES)"
+    ),
 }
 
 TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Method not allowed"}
@@ -69,7 +91,7 @@ def status_of(exc: BaseException) -> tuple[int, str] | None:
 def message_of(exc: BaseException) -> str:
     for kind, message in MESSAGES.items():
         if isinstance(exc, kind):
-            return message
+            return message()  # the limits as configured when it is raised
     return str(exc)
 
 
@@ -138,6 +160,15 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     if is_api(request):
         return JsonResponse({"detail": str(exception) if exception else "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler400``: a request Django refused before a view ran (a body over its limits read
+    by a middleware): JSON under ``/api/``, Django's page elsewhere."""
+    if is_api(request):
+        detail = message_of(exception) if exception and status_of(exception) else "Bad request."
+        return JsonResponse({"detail": detail}, status=400)
+    return defaults.bad_request(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -315,7 +315,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "config.openapi.WaypointAutoSchema",
     # Bodies are JSON (uploads are multipart, by their own views): a form could not say null.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["trajectories.parsers.JSONParser"],  # depth-limited JSON
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # Domain errors become {"detail": ...} with their status, in one place (config/errors.py).
@@ -349,6 +349,9 @@ SPECTACULAR_SETTINGS = {
         "TerminateStatusEnum": "trajectories.validation.TERMINATE_STATUSES",
         # A subgoal's success label, on a subgoal or a memory graph's edge, is one enum.
         "SubgoalSuccessEnum": "trajectories.models.SubgoalSuccess",
+        # An anchor's type and a link's relation, on an anchor or in a trajectory's labels.
+        "AnchorTypeEnum": "trajectories.models.AnchorType",
+        "RelationEnum": "trajectories.models.Relation",
     },
 }
 

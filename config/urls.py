@@ -25,5 +25,6 @@ urlpatterns = [
     path("", include("devices.urls")),
 ]
 
+handler400 = "config.errors.bad_request"
 handler404 = "config.errors.page_not_found"
 handler500 = "config.errors.server_error"

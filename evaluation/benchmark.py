@@ -7,9 +7,13 @@ import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from trajectories.validation import InvalidData, check_grading_rule
+from django.conf import settings
+
+from formats.archive import check_zip_members, check_zip_size, read_file
+from trajectories.bounds import bounded_lines, check_file_size, line_too_long, load_json
+from trajectories.validation import InvalidData, check_grading_rule, shown
 
 SUPPORTED = ("androtmem",)
 
@@ -77,52 +81,72 @@ def check_task(task: dict[str, Any], where: str) -> dict[str, Any]:
     return task
 
 
-def _lines(handle: io.TextIOBase, where: str) -> Iterator[dict[str, Any]]:
-    text = handle.read().strip()
-    if not text:
-        return
-    if text.startswith("["):  # AndroTMem also reads a JSON array
-        try:
-            tasks = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidData(f"{where}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-        for number, task in enumerate(tasks, start=1):
-            if not isinstance(task, dict) or "task_id" not in task:
-                raise InvalidData(f"{where} task {number}: not a task record (no task_id)")
-            yield check_task(task, f"{where} task {number}")
-        return
-    for number, line in enumerate(text.splitlines(), start=1):
+def _task(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or "task_id" not in value:
+        raise InvalidData(f"{where}: not a task record (no task_id)")
+    return check_task(value, where)
+
+
+def _json(raw: str, where: str) -> Any:
+    try:
+        return load_json(raw, where)
+    except json.JSONDecodeError as exc:
+        raise InvalidData(f"{where}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _lines(handle: IO[str], where: str) -> Iterator[dict[str, Any]]:
+    """The task records of a .jsonl file, read a line at a time; or of a JSON array (which
+    AndroTMem also reads), read whole: a file is at most ``WAYPOINT_MAX_FILE_BYTES``."""
+    first = True
+    for number, line in bounded_lines(handle):
+        if line is None:
+            raise InvalidData(f"{where} line {number}: {line_too_long()}")
         if not line.strip():
             continue
+        if first and line.lstrip().startswith("["):
+            rest = handle.read(settings.WAYPOINT_MAX_FILE_BYTES)
+            if handle.read(1):
+                raise InvalidData(f"{where}: {line_too_long()}")
+            tasks = _json(line + rest, where)
+            for count, task in enumerate(tasks, start=1):
+                yield _task(task, f"{where} task {count}")
+            return
+        first = False
         try:
-            task = json.loads(line)
+            task = load_json(line, f"{where} line {number}")
         except json.JSONDecodeError as exc:
             raise InvalidData(f"{where} line {number}: invalid JSON ({exc.msg})") from None
-        if not isinstance(task, dict) or "task_id" not in task:
-            raise InvalidData(f"{where} line {number}: not a task record (no task_id)")
-        yield check_task(task, f"{where} line {number}")
+        yield _task(task, f"{where} line {number}")
 
 
-def _check_format(manifest: dict[str, Any], where: str) -> list[str]:
+def _check_format(manifest: Any, where: str) -> list[str]:
+    if not isinstance(manifest, dict):
+        raise InvalidData(f"{where}: manifest.json is not an object; is it a Waypoint export?")
     fmt = manifest.get("format")
     if fmt not in SUPPORTED:
         raise InvalidData(
-            f"{where}: a {fmt!r} export is not a benchmark the evaluator scores "
+            f"{where}: a {shown(fmt)} export is not a benchmark the evaluator scores "
             f"(it scores: {', '.join(SUPPORTED)})"
         )
-    return list(manifest.get("split", {}).get("ratios", {})) or ["test"]
+    split = manifest.get("split")
+    ratios = split.get("ratios") if isinstance(split, dict) else None
+    return (list(ratios) if isinstance(ratios, dict) else []) or ["test"]
 
 
 def _pick(splits: list[str], split: str | None, where: str) -> list[str]:
     if split is None:
         return splits
     if split not in splits:
-        raise InvalidData(f"{where}: no split {split!r} (it has {', '.join(splits)})")
+        raise InvalidData(f"{where}: no split {shown(split)} (it has {', '.join(splits)})")
     return [split]
 
 
 def load_benchmark(source: Path | str, split: str | None = None) -> list[dict[str, Any]]:
-    """The task records of a benchmark, every split unless one is named."""
+    """The task records of a benchmark, every split unless one is named.
+
+    A benchmark is read as an import is: an archive within the import's limits (checked from
+    its headers before a byte is unpacked), each file within ``WAYPOINT_MAX_FILE_BYTES``, and
+    streamed, a line at a time, never unpacked whole."""
     source = Path(source)
     if not source.exists():
         raise InvalidData(f"{source}: no such file or folder")
@@ -130,28 +154,38 @@ def load_benchmark(source: Path | str, split: str | None = None) -> list[dict[st
         manifest_path = source / "manifest.json"
         if not manifest_path.is_file():
             raise InvalidData(f"{source}: no manifest.json; is it a Waypoint export?")
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = _json(read_file(source, "manifest.json", source.name).decode(), "manifest.json")
         tasks = []
         for name in _pick(_check_format(manifest, source.name), split, source.name):
-            with open(source / f"{name}.jsonl", encoding="utf-8") as handle:
-                tasks.extend(_lines(handle, f"{name}.jsonl"))
+            # read_file keeps the name inside the folder and the file within its limit.
+            text = read_file(source, f"{name}.jsonl", source.name).decode()
+            tasks.extend(_lines(io.StringIO(text), f"{name}.jsonl"))
         return tasks
     if zipfile.is_zipfile(source):
         return _from_zip(source, split)
+    check_file_size(source.stat().st_size, source.name)
     with open(source, encoding="utf-8") as handle:
         return list(_lines(handle, source.name))
 
 
 def _from_zip(source: Path, split: str | None) -> list[dict[str, Any]]:
+    with open(source, "rb") as raw:
+        check_zip_members(raw, source.name)
     with zipfile.ZipFile(source) as archive:
+        # The import's limits, from the headers: members, each file, in all, and the ratio.
+        # What is read after can be no more: zipfile stops a member at its stated size.
+        check_zip_size(archive, source.name, source.stat().st_size)
         names = archive.namelist()
         manifests = [n for n in names if n.endswith("manifest.json") and n.count("/") <= 1]
         if not manifests:
             raise InvalidData(f"{source.name}: no manifest.json; is it a Waypoint export?")
         prefix = manifests[0][: -len("manifest.json")]
-        manifest = json.loads(archive.read(manifests[0]))
+        manifest = _json(archive.read(manifests[0]).decode(), "manifest.json")
         tasks = []
         for name in _pick(_check_format(manifest, source.name), split, source.name):
-            with archive.open(f"{prefix}{name}.jsonl") as raw:
+            member = f"{prefix}{name}.jsonl"
+            if member not in names:
+                raise InvalidData(f"{source.name}: {member} is missing")
+            with archive.open(member) as raw:
                 tasks.extend(_lines(io.TextIOWrapper(raw, encoding="utf-8"), f"{name}.jsonl"))
         return tasks

@@ -34,6 +34,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from trajectories.grading import answer_matches
+from trajectories.validation import cut
 
 from .judge import Judge
 from .predictions import Malformed, Prediction
@@ -423,7 +424,8 @@ def evaluate(
         "pass_at_k": pass_at_k(attempts),
         "malformed": {"count": malformed.count, "lines": malformed.lines},
         "judge": judge.report() if judge is not None else None,
-        "unknown_tasks": {"count": len(unknown), "ids": unknown[:20]},
+        # An id is the agent's text: a 60 MB one is not repeated back.
+        "unknown_tasks": {"count": len(unknown), "ids": [cut(uid) for uid in unknown[:20]]},
     }
     result["by_intent"] = {k: _finish_group(v) for k, v in sorted(groups["by_intent"].items())}
     result["by_length"] = {

@@ -9,9 +9,11 @@ One step per line, with ``task_id`` and ``step_index``, and either
   ...\\n<tool_call>{"name": "mobile_use", "arguments": {...}}</tool_call>`` with 0-1000
   coordinates, placed on the step's screenshot size from the benchmark.
 
-A line that cannot be read is counted and reported with its number and reason. A line that
-names its step but whose prediction cannot be parsed still counts as that step's prediction
-(scored 0), as an unparseable model output is a wrong answer, not a missing one.
+A line that cannot be read is counted and reported with its number and reason; a line past
+a limit (longer than ``WAYPOINT_MAX_FILE_BYTES``, nested deeper than ``MAX_JSON_DEPTH``)
+refuses the file, naming the line. A line that names its step but whose prediction cannot be
+parsed still counts as that step's prediction (scored 0), as an unparseable model output is a
+wrong answer, not a missing one.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from trajectories.bounds import bounded_lines, line_too_long, load_json
 from trajectories.validation import InvalidData
 
 MAX_REPORTED = 20
@@ -106,7 +108,7 @@ def parse_raw_output(text: str, width: int, height: int) -> tuple[dict[str, Any]
     if not call_match:
         raise ValueError("no <tool_call> block")
     try:
-        call = json.loads(call_match.group(1))
+        call = load_json(call_match.group(1), "the <tool_call>")  # too deep: a ValueError too
     except json.JSONDecodeError as exc:
         raise ValueError(f"the <tool_call> is not JSON ({exc.msg})") from None
     arguments = call.get("arguments") if isinstance(call, dict) else None
@@ -144,16 +146,21 @@ def read_predictions(
 
 
 def _read(
-    handle: Iterable[str], tasks: list[dict[str, Any]]
+    handle: IO[str], tasks: list[dict[str, Any]]
 ) -> tuple[dict[str, dict[str, Prediction]], Malformed]:
     sizes = _step_sizes(tasks)
     predictions: dict[str, dict[str, Prediction]] = {}
     malformed = Malformed()
-    for number, line in enumerate(handle, start=1):
+    for number, line in bounded_lines(handle):
+        # A line past a limit (its length, its nesting) refuses the file, as an import is
+        # refused; a line that is merely wrong is counted.
+        where = f"predictions line {number}:"
+        if line is None:
+            raise InvalidData(f"{where} {line_too_long()}")
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = load_json(line, where)
         except json.JSONDecodeError as exc:
             malformed.add(number, f"invalid JSON ({exc.msg})")
             continue

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer, job_response
+from trajectories.parsers import JSONParser
 from trajectories.serializers import JobSerializer
 from trajectories.validation import InvalidRequest
 
@@ -43,7 +44,7 @@ class ImportView(WaypointAPIView):
 class ExportView(WaypointAPIView):
     """Queue an export job for the project's trajectories."""
 
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="Queue an export of the project's trajectories",

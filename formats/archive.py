@@ -11,58 +11,21 @@ lie.
 from __future__ import annotations
 
 import contextlib
-import json
 import struct
-import sys
 import tarfile
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from django.conf import settings
 
-from trajectories.validation import InvalidData, fail
+from trajectories.bounds import check_file_size, human_size
+from trajectories.validation import InvalidData, shown
 
 CHUNK = 1024**2
-
-
-def human_size(size: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
-def check_file_size(size: int, where: str) -> None:
-    limit = settings.WAYPOINT_MAX_FILE_BYTES
-    if size > limit:
-        raise InvalidData(
-            f"{where}: file is {human_size(size)}, over the limit of {human_size(limit)} "
-            "(WAYPOINT_MAX_FILE_BYTES)"
-        )
-
-
-def loads(raw: bytes | str, where: str) -> Any:
-    """``json.loads``, with the parser's own limits refused by name.
-
-    Python's parser raises ``RecursionError`` for deep nesting (e.g. 100,000 ``[``) and a
-    plain ``ValueError`` for an integer of more digits than ``sys.get_int_max_str_digits()``;
-    both become :class:`InvalidData` naming the place. Syntax and encoding errors
-    (``JSONDecodeError``, ``UnicodeDecodeError``) pass through for the caller to word.
-    """
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise fail(where, "invalid JSON: nested too deeply") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        raise fail(where, f"invalid JSON: a number has more than {limit} digits") from None
 
 
 # What a file system holds: a file or folder name of at most NAME_MAX bytes (255 on Linux,
@@ -72,21 +35,19 @@ NAME_MAX = 255
 MEMBER_PATH_MAX = 1024
 
 
-def _shown(name: str, limit: int = 40) -> str:
-    return repr(name if len(name) <= limit else name[:limit] + "…")
-
-
 def _safe_member_path(name: str, archive: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-        raise InvalidData(f"{archive}: member {name!r} would be written outside the archive folder")
+        raise InvalidData(
+            f"{archive}: member {shown(name, 40)} would be written outside the archive folder"
+        )
     if len(name.encode("utf-8", "surrogateescape")) > MEMBER_PATH_MAX:
         raise InvalidData(
-            f"{archive}: member {_shown(name)} has a path longer than {MEMBER_PATH_MAX} bytes"
+            f"{archive}: member {shown(name, 40)} has a path longer than {MEMBER_PATH_MAX} bytes"
         )
     if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in path.parts):
         raise InvalidData(
-            f"{archive}: member {_shown(name)} has a name longer than {NAME_MAX} bytes"
+            f"{archive}: member {shown(name, 40)} has a name longer than {NAME_MAX} bytes"
         )
     return path
 

@@ -16,10 +16,10 @@ from typing import IO
 
 from django.conf import settings
 
+from trajectories.bounds import load_json
 from trajectories.validation import InvalidData
 
 from . import droidbot, waypoint
-from .archive import loads
 
 AUTO = "auto"  # the format name that asks for detection
 LOOKED_FOR = (
@@ -35,7 +35,7 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     """
     if waypoint.MANIFEST in names:
         try:
-            manifest = loads(read(waypoint.MANIFEST), f"{where}: {waypoint.MANIFEST}")
+            manifest = load_json(read(waypoint.MANIFEST), f"{where}: {waypoint.MANIFEST}")
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidData(f"{where}: {waypoint.MANIFEST}: invalid JSON ({exc})") from None
         found = manifest.get("format") if isinstance(manifest, dict) else None

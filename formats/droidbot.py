@@ -78,12 +78,13 @@ from typing import Any
 
 from PIL import Image
 
+from trajectories.bounds import load_json
 from trajectories.images import check_image
 from trajectories.records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from trajectories.uixml import UIElement, UITree, UIXmlError, parse_ui_xml, views_to_uiautomator_xml
 from trajectories.validation import InvalidData
 
-from .archive import check_file_size, loads, read_file
+from .archive import check_file_size, read_file
 
 STATES = "states"
 EVENTS = "events"
@@ -186,7 +187,7 @@ def _tag(name: str) -> str:
 def _load_json(folder: Path, name: str) -> Any:
     raw = read_file(folder, name, name)
     try:
-        return loads(raw, name)
+        return load_json(raw, name)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidData(f"{name}: invalid JSON ({exc})") from None
 
@@ -274,7 +275,7 @@ def _read_utg(folder: Path) -> dict[str, Any]:
     text = read_file(folder, UTG, UTG).decode("utf-8", errors="replace")
     _, eq, body = text.partition("=")
     try:
-        utg = loads(body.strip().rstrip(";"), UTG) if eq else None
+        utg = load_json(body.strip().rstrip(";"), UTG) if eq else None
     except json.JSONDecodeError as exc:
         raise InvalidData(f"{UTG}: invalid JSON after 'var utg =' ({exc})") from None
     if not isinstance(utg, dict):

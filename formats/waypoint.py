@@ -30,6 +30,7 @@ from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 
 from trajectories.blobs import sha256_hex
+from trajectories.bounds import load_json
 from trajectories.images import check_image
 from trajectories.models import (
     Anchor,
@@ -46,7 +47,7 @@ from trajectories.records import ScreenRecord, StepRecord, TaskRecord, Trajector
 from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
 from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
 
-from .archive import loads, read_file
+from .archive import read_file
 from .dataset import record_apps
 
 FORMAT = "waypoint"
@@ -530,7 +531,7 @@ class _Fields:
 def read_manifest(folder: Path) -> dict[str, Any]:
     raw = read_file(folder, MANIFEST, MANIFEST)
     try:
-        manifest = loads(raw, MANIFEST)
+        manifest = load_json(raw, MANIFEST)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidData(f"{MANIFEST}: invalid JSON ({exc})") from None
     fields = _Fields(manifest, MANIFEST)
@@ -720,7 +721,7 @@ def read_waypoint(
                 continue
             where = f"{DATA_FILE} line {number}:"
             try:
-                obj = loads(raw.rstrip(), where)
+                obj = load_json(raw.rstrip(), where)
             except json.JSONDecodeError as exc:
                 raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
             except UnicodeDecodeError as exc:

@@ -16,6 +16,8 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import Pagination, WaypointAPIView, _errors, check_serializer
+from trajectories.bounds import load_json, read_upload
+from trajectories.parsers import JSONParser
 from trajectories.serializers import ErrorSerializer
 from trajectories.validation import InvalidData, InvalidRequest
 
@@ -29,7 +31,6 @@ from .serializers import (
     RetrieveUploadSerializer,
 )
 from .services import (
-    decode_upload,
     do_build_memory_graph,
     do_import_memory_graph,
     export_memory_graph,
@@ -47,7 +48,7 @@ class ProjectGraphListView(WaypointAPIView, generics.ListAPIView):
 
     serializer_class = MemoryGraphSerializer
     pagination_class = Pagination
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[MemoryGraph]:
         project = access_project(self.request.user, self.kwargs["project_id"])
@@ -113,7 +114,7 @@ class GraphExportView(WaypointAPIView):
 
 @extend_schema(tags=["graphs"])
 class GraphImportView(WaypointAPIView):
-    parser_classes = [parsers.JSONParser, parsers.MultiPartParser]
+    parser_classes = [JSONParser, parsers.MultiPartParser]
 
     @extend_schema(
         summary="Import a memory graph export as the project's next graph version",
@@ -124,9 +125,10 @@ class GraphImportView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)
         if "file" in request.FILES:
+            raw = read_upload(request.FILES["file"], "file")
             try:
-                doc = json.loads(decode_upload(request.FILES["file"]))
-            except (ValueError, UnicodeDecodeError):
+                doc = load_json(raw, "file")
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 raise InvalidRequest("file: not a JSON document") from None
         else:
             doc = request.data
@@ -136,7 +138,7 @@ class GraphImportView(WaypointAPIView):
 
 @extend_schema(tags=["graphs"])
 class GraphRetrieveView(WaypointAPIView):
-    parser_classes = [parsers.MultiPartParser, parsers.FormParser, parsers.JSONParser]
+    parser_classes = [parsers.MultiPartParser, parsers.FormParser, JSONParser]
 
     @extend_schema(
         summary="The top-k nodes for a screenshot, their subgoals and the memory block",
@@ -160,7 +162,7 @@ class GraphRetrieveView(WaypointAPIView):
             if "screenshot" not in request.FILES:
                 raise InvalidRequest("screenshot: no file was uploaded")
             data = check_serializer(RetrieveUploadSerializer(data=request.data))
-            image = decode_upload(data["screenshot"])
+            image = read_upload(data["screenshot"], "screenshot")
         result = retrieve_for_screen(
             graph, image, data.get("xml") or None, data.get("k"), task=data.get("task", "")
         )

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from trajectories.bounds import load_json
 from trajectories.uixml import UIElement, UITree, UIXmlError, parse_ui_xml
-from trajectories.validation import InvalidData, check_field
+from trajectories.validation import InvalidData, check_field, shown
 
 from .embedders import image_signature
 
@@ -67,7 +68,8 @@ class AppGraphParams:
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidData(
-                f"{where}: unknown parameter {unknown[0]!r} (known: {', '.join(sorted(known))})"
+                f"{where}: unknown parameter {shown(unknown[0])} "
+                f"(known: {', '.join(sorted(known))})"
             )
         values: dict[str, Any] = {}
         for name in ("structure_threshold", "look_threshold"):
@@ -78,16 +80,20 @@ class AppGraphParams:
                 try:
                     value = float(value)
                 except ValueError:
-                    raise InvalidData(f"{where}.{name}: must be a number, got {value!r}") from None
+                    raise InvalidData(
+                        f"{where}.{name}: must be a number, got {shown(value)}"
+                    ) from None
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidData(f"{where}.{name}: must be a number, got {value!r}")
+                raise InvalidData(f"{where}.{name}: must be a number, got {shown(value)}")
             if not 0.0 <= value <= 1.0:
                 raise InvalidData(f"{where}.{name}: must be between 0 and 1, got {value}")
             values[name] = float(value)
         if "use_activity" in data:
             value = data["use_activity"]
             if not isinstance(value, bool):
-                raise InvalidData(f"{where}.use_activity: must be true or false, got {value!r}")
+                raise InvalidData(
+                    f"{where}.use_activity: must be true or false, got {shown(value)}"
+                )
             values["use_activity"] = value
         return cls(**values)
 
@@ -572,18 +578,18 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
     """Read an exported graph, checking every field; errors name the place."""
     if isinstance(data, bytes | str):
         try:
-            obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+            obj = load_json(data, "app graph")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidData(f"app graph: not JSON ({exc})") from None
     else:
         obj = data
     if not isinstance(obj, dict):
         raise InvalidData("app graph: must be a JSON object")
     if obj.get("format") != FORMAT:
-        raise InvalidData(f"app graph: format must be {FORMAT!r}, got {obj.get('format')!r}")
+        raise InvalidData(f"app graph: format must be {FORMAT!r}, got {shown(obj.get('format'))}")
     if obj.get("version") != FORMAT_VERSION:
         raise InvalidData(
-            f"app graph: version {obj.get('version')!r} is not supported "
+            f"app graph: version {shown(obj.get('version'))} is not supported "
             f"(expected {FORMAT_VERSION})"
         )
     app = check_field(obj, "app", str, "app graph")
@@ -599,11 +605,11 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
             raise InvalidData(f"{where}: must be an object")
         node_id = check_field(raw, "id", str, where)
         if node_id in ids:
-            raise InvalidData(f"{where}.id: {node_id!r} is used twice")
+            raise InvalidData(f"{where}.id: {shown(node_id)} is used twice")
         ids.add(node_id)
         kind = check_field(raw, "kind", str, where)
         if kind not in ("state", "external"):
-            raise InvalidData(f"{where}.kind: must be 'state' or 'external', got {kind!r}")
+            raise InvalidData(f"{where}.kind: must be 'state' or 'external', got {shown(kind)}")
         members = []
         for m, member in enumerate(check_field(raw, "members", list, where)):
             mw = f"{where}.members[{m}]"
@@ -637,7 +643,7 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
             raise InvalidData(f"{where}: must be an object")
         edge_id = check_field(raw, "id", str, where)
         if edge_id in edge_ids:
-            raise InvalidData(f"{where}.id: {edge_id!r} is used twice")
+            raise InvalidData(f"{where}.id: {shown(edge_id)} is used twice")
         edge_ids.add(edge_id)
         source, target = (
             check_field(raw, "source", str, where),
@@ -645,7 +651,7 @@ def load_app_graph(data: bytes | str | Mapping[str, Any]) -> AppKnowledgeGraph:
         )
         for name, value in (("source", source), ("target", target)):
             if value not in ids:
-                raise InvalidData(f"{where}.{name}: no node {value!r} in the graph")
+                raise InvalidData(f"{where}.{name}: no node {shown(value)} in the graph")
         delta = raw.get("schema_delta")
         if delta is not None and not isinstance(delta, dict):
             raise InvalidData(f"{where}.schema_delta: must be an object or null")

@@ -15,6 +15,8 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import Pagination, WaypointAPIView, _errors, check_serializer
+from trajectories.bounds import read_upload
+from trajectories.parsers import JSONParser
 from trajectories.serializers import ErrorSerializer, FiltersField, absolute
 from trajectories.validation import InvalidData, InvalidRequest
 
@@ -28,7 +30,12 @@ from .models import AppGraph, GraphStatus
 
 
 class AppGraphSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who created it; null when no user did, or that user was deleted.",
+    )
     job_url = serializers.SerializerMethodField(help_text="The build job; null for an import.")
     export_url = serializers.SerializerMethodField(help_text="The graph as JSON; null until ready.")
 
@@ -90,7 +97,7 @@ class ProjectAppGraphListView(WaypointAPIView, generics.ListAPIView):
 
     serializer_class = AppGraphSerializer
     pagination_class = Pagination
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[AppGraph]:
         project = access_project(self.request.user, self.kwargs["project_id"])
@@ -147,7 +154,7 @@ class AppGraphImportView(WaypointAPIView):
         if "file" not in request.FILES:
             raise InvalidRequest("file: no file was uploaded (send it as multipart/form-data)")
         data = check_serializer(AppGraphImportSerializer(data=request.data))
-        graph = do_import_app_graph(project, data["file"].read(), request.user)
+        graph = do_import_app_graph(project, read_upload(data["file"], "file"), request.user)
         body = AppGraphSerializer(graph, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 

@@ -13,6 +13,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from trajectories import events
+from trajectories.bounds import check_file_size
 from trajectories.jobs import enqueue_job
 from trajectories.models import Job, JobKind, Project
 from trajectories.selectors import check_trajectory_filters
@@ -22,8 +23,6 @@ from trajectories.validation import InvalidData
 from .appkg import AppGraphParams, build_app_graph, dump_app_graph, load_app_graph
 from .appkg_inputs import app_trajectories, read_trajectory_inputs
 from .models import AppGraph, GraphStatus
-
-MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
 
 def _check_app(app: Any) -> str:
@@ -110,8 +109,7 @@ def _store(graph: AppGraph, document: bytes, inputs: dict[str, Any]) -> None:
 
 def do_import_app_graph(project: Project, data: bytes, actor) -> AppGraph:
     """A new version of the app's graph from an exported document (checked field by field)."""
-    if len(data) > MAX_IMPORT_BYTES:
-        raise InvalidData(f"file: larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
+    check_file_size(len(data), "file")
     loaded = load_app_graph(data)
     document = dump_app_graph(loaded)
     with transaction.atomic():

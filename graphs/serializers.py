@@ -68,7 +68,12 @@ class GraphBuildRequestSerializer(serializers.Serializer):
 
 
 class MemoryGraphSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who created it; null when no user did, or that user was deleted.",
+    )
     job = JobSerializer(read_only=True, allow_null=True)
     parent = serializers.SerializerMethodField(help_text="The version this graph extended.")
     url = serializers.SerializerMethodField()

@@ -8,7 +8,6 @@ and the trajectories the parent does not hold yet.
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -283,10 +282,3 @@ def retrieve_for_screen(
             "search": round(1000 * (searched - embedded), 3),
         },
     }
-
-
-def decode_upload(upload) -> bytes:
-    buffer = io.BytesIO()
-    for chunk in upload.chunks():
-        buffer.write(chunk)
-    return buffer.getvalue()

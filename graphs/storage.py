@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from trajectories.validation import InvalidData, check_field
+from trajectories.validation import MAX_INT, InvalidData, check_field, shown
 
 from .build import MemoryGraphData, check_params
 
 EXPORT_FORMAT = "waypoint.memory_graph"
 EXPORT_VERSION = 1
 SUCCESS_LABELS = ("yes", "no", "uncertain")
+# The longest vector an embedder may give: Qwen3-VL-Embedding's are 4,096 values; no
+# embedder in use gives more than a few thousand.
+MAX_DIM = 65_536
 
 
 def to_npz_bytes(graph: MemoryGraphData) -> bytes:
@@ -79,6 +82,21 @@ def _from_b64(text: Any, dim: int, where: str) -> np.ndarray:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
+def _dimension(embedder: dict[str, Any], name: str) -> int:
+    """A vector length the export states: checked before anything is sized by it."""
+    value = check_field(embedder, name, int, "embedder")
+    if not 1 <= value <= MAX_DIM:
+        raise InvalidData(f"embedder.{name}: must be between 1 and {MAX_DIM}, got {shown(value)}")
+    return value
+
+
+def _matrix(rows: list[np.ndarray], dim: int) -> np.ndarray:
+    """The checked vectors as one float32 array (``(0, dim)`` when there are none)."""
+    if not rows:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.stack(rows).astype(np.float32, copy=False)
+
+
 def export_graph(graph: MemoryGraphData, inputs: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": EXPORT_FORMAT,
@@ -116,33 +134,37 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
     except InvalidData as exc:  # the file's content, not the request, is wrong: a 422
         raise InvalidData(str(exc)) from None
     embedder = check_field(doc, "embedder", dict, "graph")
-    dim = check_field(embedder, "dim", int, "embedder")
-    text_dim = check_field(embedder, "text_dim", int, "embedder")
+    dim = _dimension(embedder, "dim")
+    text_dim = _dimension(embedder, "text_dim")
     name = check_field(embedder, "name", str, "embedder")
     if name != params["embedder"]:
-        raise InvalidData(f"embedder.name: {name!r} is not the params' {params['embedder']!r}")
+        raise InvalidData(
+            f"embedder.name: {shown(name)} is not the params' {shown(params['embedder'])}"
+        )
     inputs = doc.get("inputs") or {}
     if not isinstance(inputs, dict):
         raise InvalidData("inputs: must be an object")
     nodes = check_field(doc, "nodes", list, "graph")
     edges = check_field(doc, "edges", list, "graph")
-    sums = np.zeros((len(nodes), dim), dtype=np.float32)
-    counts = np.zeros(len(nodes), dtype=np.int64)
-    members = []
+    # Vectors are decoded, each checked against the dimension, before an array is made of
+    # them: the arrays are as large as the data sent, never as large as a number in it says.
+    sums, counts, members = [], [], []
     for i, node in enumerate(nodes):
         where = f"nodes[{i}]"
         if check_field(node, "index", int, where) != i:
             raise InvalidData(f"{where}.index: must be {i} (nodes in order)")
-        counts[i] = check_field(node, "size", int, where)
-        sums[i] = _from_b64(node.get("sum"), dim, f"{where}.sum")
+        size = check_field(node, "size", int, where)
+        if not 0 <= size <= MAX_INT:
+            raise InvalidData(f"{where}.size: must be between 0 and {MAX_INT}, got {size}")
+        counts.append(size)
+        sums.append(_from_b64(node.get("sum"), dim, f"{where}.sum"))
         node_members = check_field(node, "members", list, where)
         for j, member in enumerate(node_members):
             check_field(member, "trajectory", str, f"{where}.members[{j}]")
             check_field(member, "step", int, f"{where}.members[{j}]")
             check_field(member, "screenshot", str, f"{where}.members[{j}]")
         members.append(node_members)
-    vectors = np.zeros((len(edges), text_dim), dtype=np.float32)
-    kept = []
+    vectors, kept = [], []
     for i, edge in enumerate(edges):
         where = f"edges[{i}]"
         for end in ("source", "target"):
@@ -154,7 +176,7 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
         if check_field(edge, "success", str, where) not in SUCCESS_LABELS:
             raise InvalidData(f"{where}.success: must be one of {', '.join(SUCCESS_LABELS)}")
         check_field(edge, "duplicates", list, where)
-        vectors[i] = _from_b64(edge.get("intent_vector"), text_dim, f"{where}.intent_vector")
+        vectors.append(_from_b64(edge.get("intent_vector"), text_dim, f"{where}.intent_vector"))
         kept.append({k: v for k, v in edge.items() if k != "intent_vector"})
     trajectories = inputs.get("trajectories", [])
     if not isinstance(trajectories, list) or not all(isinstance(t, str) for t in trajectories):
@@ -164,11 +186,11 @@ def import_graph(doc: Any) -> tuple[MemoryGraphData, dict[str, Any]]:
         embedder={k: v for k, v in embedder.items() if k not in ("dim", "text_dim")},
         dim=dim,
         text_dim=text_dim,
-        sums=sums,
-        counts=counts,
+        sums=_matrix(sums, dim),
+        counts=np.asarray(counts, dtype=np.int64),
         members=members,
         edges=kept,
-        edge_vectors=vectors,
+        edge_vectors=_matrix(vectors, text_dim),
         trajectories=list(trajectories),
     )
     return graph, inputs

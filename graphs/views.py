@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from trajectories.access import access_project
+from trajectories.bounds import read_upload
 from trajectories.jobs import with_true_status
 from trajectories.models import Project, Role, Screen, Status, Trajectory
 from trajectories.validation import InvalidData
@@ -33,7 +34,7 @@ from .drawing import DrawEdge, DrawNode, draw
 from .embedders import EMBEDDERS
 from .index import load_graph
 from .models import AppGraph, GraphStatus, MemoryGraph
-from .services import decode_upload, do_build_memory_graph, retrieve_for_screen
+from .services import do_build_memory_graph, retrieve_for_screen
 
 BUILD_ROLES = (Role.ADMIN, Role.REVIEWER, Role.ANNOTATOR)
 PANEL_SCREENS = 24
@@ -527,8 +528,8 @@ def memory_graph_retrieve(request: HttpRequest, graph_id: int) -> HttpResponse:
         try:
             result = retrieve_for_screen(
                 graph,
-                decode_upload(form.cleaned_data["screenshot"]),
-                decode_upload(xml) if xml else None,
+                read_upload(form.cleaned_data["screenshot"], "screenshot"),
+                read_upload(xml, "xml") if xml else None,
                 form.cleaned_data["k"],
                 task=form.cleaned_data["task"],
             )

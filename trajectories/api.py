@@ -132,6 +132,7 @@ def check_json_types(fields: dict[str, serializers.Field], data: Any, where: str
         expected = _json_type(field)
         if expected is not None and not _is_json(value, expected):
             raise InvalidRequest(f"{place}: must be {KIND_NAMES[expected]}, got {value!r}")
+        _check_integer_range(field, value, place)
         if isinstance(field, serializers.ListSerializer):
             for i, item in enumerate(value if isinstance(value, list) else []):
                 check_json_types(field.child.fields, item, f"{place}[{i}].")
@@ -142,6 +143,19 @@ def check_json_types(fields: dict[str, serializers.Field], data: Any, where: str
             for i, item in enumerate(value):
                 if child is not None and item is not None and not _is_json(item, child):
                     raise InvalidRequest(f"{place}[{i}]: must be {KIND_NAMES[child]}, got {item!r}")
+                _check_integer_range(field.child, item, f"{place}[{i}]")
+
+
+def _check_integer_range(field: serializers.Field, value: Any, place: str) -> None:
+    """An integer field without bounds of its own takes what the schema documents for every
+    integer (``config/schema.py``): the database's integers, never a number it cannot hold."""
+    if not isinstance(field, serializers.IntegerField) or not _is_json(value, int):
+        return
+    low = -MAX_INT - 1 if field.min_value is None else field.min_value
+    high = MAX_INT if field.max_value is None else field.max_value
+    # A bound the field sets itself is DRF's to check, with its own message.
+    if (field.min_value is None and value < low) or (field.max_value is None and value > high):
+        raise InvalidRequest(f"{place}: must be between {low} and {high}, got {value}")
 
 
 def _json_type(field: serializers.Field) -> type | None:

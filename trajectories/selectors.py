@@ -28,7 +28,7 @@ from .models import (
     Step,
     Trajectory,
 )
-from .validation import InvalidData, InvalidRequest, check_choice
+from .validation import InvalidData, InvalidRequest, check_choice, shown
 
 # What a list can be filtered by: name -> what it means.
 TRAJECTORY_FILTERS = {
@@ -57,18 +57,21 @@ DATES = ("recorded_from", "recorded_to")
 
 def _check_list(name: str, value: Any) -> list[str]:
     """A list filter's values: a list of strings, or one string of comma-separated names."""
+    listed = not isinstance(value, str)
     if isinstance(value, str):
         value = [part.strip() for part in value.replace("\n", ",").split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidRequest(f"filters.{name}: must be a list of strings")
-    values = [v for v in value if v]
+    # Empty parts of names typed with commas are no names; an empty id in a list is a
+    # mistake that, dropped, would leave no filter and take every trajectory.
+    values = value if listed and name == "trajectories" else [v for v in value if v]
     if name == "trajectories":
         for item in values:
             try:
                 uuid.UUID(item)
             except ValueError:
                 raise InvalidRequest(
-                    f"filters.trajectories: {item!r} is not a trajectory id"
+                    f"filters.trajectories: {shown(item)} is not a trajectory id"
                 ) from None
     return values
 
@@ -101,7 +104,7 @@ def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any
                 given[name] = date.fromisoformat(str(given[name])).isoformat()
             except ValueError:
                 raise InvalidRequest(
-                    f"filters.{name}: {given[name]!r} is not a date (YYYY-MM-DD)"
+                    f"filters.{name}: {shown(given[name])} is not a date (YYYY-MM-DD)"
                 ) from None
     if given.get("recorded_from", "") > given.get("recorded_to", "9999"):
         raise InvalidData("filters: recorded_from is after recorded_to")  # well-formed: 422

@@ -28,6 +28,7 @@ from .models import (
     Membership,
     MemoryTarget,
     Project,
+    Relation,
     Role,
     Screen,
     Step,
@@ -70,7 +71,12 @@ class TokenSerializer(serializers.Serializer):
 class ProjectSerializer(serializers.ModelSerializer):
     """A project, with the requesting user's role and its sizes (annotated by the view)."""
 
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who created it; null when no user did, or that user was deleted.",
+    )
     role = serializers.SerializerMethodField(help_text="The requesting user's role.")
     task_count = serializers.IntegerField(read_only=True)
     trajectory_count = serializers.IntegerField(read_only=True)
@@ -241,7 +247,7 @@ class MemoryTargetSerializer(serializers.ModelSerializer):
 
 class AnchorLinkSerializer(serializers.Serializer):
     target = serializers.CharField(source="target.key", help_text="The target anchor's key.")
-    relation = serializers.CharField()
+    relation = serializers.ChoiceField(choices=Relation.choices)
     critical = serializers.BooleanField()
 
 
@@ -276,7 +282,13 @@ class TrajectorySerializer(serializers.ModelSerializer):
     """A trajectory in a list; the view loads its task and recorder with it."""
 
     task = TaskSummarySerializer(read_only=True)
-    recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    recorded_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="The user who recorded it; null when none of this instance's users did "
+        "(an import: recorder_name names the recorder) or that user was deleted.",
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -397,7 +409,12 @@ class TrajectoryDetailSerializer(TrajectorySerializer):
 
 
 class JobSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        slug_field="username",
+        read_only=True,
+        allow_null=True,
+        help_text="Who created it; null when no user did, or that user was deleted.",
+    )
     percent = serializers.IntegerField(read_only=True)
     url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField(
@@ -460,7 +477,9 @@ def _filters_schema() -> dict[str, Any]:
             listed = {**text, "pattern": UUID_LIST} if name == "trajectories" else text
             schema = {"nullable": True, "anyOf": [{"type": "array", "items": item}, listed]}
         elif name in DATES:
-            schema = {"type": "string", "nullable": True, "format": "date"}
+            # "" filters nothing, as for every filter (a date field left empty).
+            empty = {"type": "string", "enum": [""]}
+            schema = {"nullable": True, "anyOf": [{"type": "string", "format": "date"}, empty]}
         else:
             schema = dict(text)
         properties[name] = {**schema, "description": description}

@@ -38,6 +38,24 @@ def fail(where: str, message: str) -> InvalidData:
     return InvalidData(f"{where} {message}" if where.endswith(":") else f"{where}: {message}")
 
 
+SHOWN = 80  # characters of a value a message repeats
+
+
+def cut(text: str, limit: int = SHOWN) -> str:
+    """``text`` as a message may repeat it: at most ``limit`` characters and an ellipsis."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def shown(value: Any, limit: int = SHOWN) -> str:
+    """A value as a message names it (``repr``), cut short: a 60 MB string sent is not sent
+    back; a list or an object is named by its type."""
+    if isinstance(value, str):
+        return repr(cut(value, limit))
+    if value is None or isinstance(value, bool | int | float):
+        return cut(repr(value), limit)
+    return type(value).__name__
+
+
 MAX_INT = 2**31 - 1  # the largest value of an integer column on every database
 
 
@@ -219,7 +237,7 @@ def check_anchor_link(
 
 def check_grading_rule(value: Any, where: str) -> str:
     if value not in GRADING_RULES:
-        raise fail(where, str(UnknownGradingRule(value)))
+        raise fail(where, str(UnknownGradingRule(cut(value) if isinstance(value, str) else value)))
     return value
 
 
