@@ -22,12 +22,23 @@ virtual_device = devices_conftest.virtual_device
 SESSION_SEED = 7  # the session's virtual device (tests/devices/conftest.py)
 
 
+def worker_env(adb_server) -> dict[str, str]:
+    """The session's adb server, and an LLM client quick to give up (a test server's slow
+    answers time out in 3 s; one retry after 1 ms)."""
+    return {
+        "ADB_SERVERS": f"127.0.0.1:{adb_server.port}",
+        "LLM_TIMEOUT_S": "3",
+        "LLM_HTTP_RETRIES": "1",
+        "LLM_BACKOFF_MS": "1",
+    }
+
+
 @pytest.fixture(scope="session")
 def agent_worker(worker_database_url, adb_server, tmp_path_factory):
     """A real Celery worker process on the test database and broker, whose device services
     use the session's adb server."""
     log = tmp_path_factory.mktemp("agent-worker") / "worker.log"
-    process = start_worker(log, worker_database_url, ADB_SERVERS=f"127.0.0.1:{adb_server.port}")
+    process = start_worker(log, worker_database_url, **worker_env(adb_server))
     yield process
     stop_worker(process)
     broker_options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
