@@ -276,7 +276,9 @@ class TrajectorySerializer(serializers.ModelSerializer):
     """A trajectory in a list; the view loads its task and recorder with it."""
 
     task = TaskSummarySerializer(read_only=True)
-    recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    recorded_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
