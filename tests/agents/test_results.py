@@ -184,3 +184,11 @@ def test_suites_are_exported_and_imported_through_the_api(project, alice, bob, c
     assert api.get(f"{url}basics/1/").status_code == 404
     assert api.get(url).status_code == 404
     assert api.post(url, document, format="json").status_code == 404
+
+
+def test_a_runs_job_page_links_the_run(runs, bob):
+    before, _ = runs
+    page = Client()
+    page.force_login(bob)
+    html = page.get(f"/jobs/{before.job_id}/").content.decode()
+    assert f'href="/runs/{before.pk}/"' in html

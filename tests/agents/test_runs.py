@@ -86,3 +86,39 @@ def test_an_episode_delivered_twice_is_played_once(pool, project, alice):
     assert Episode.objects.get(pk=episode.pk).starts == 1
     assert job.counts == {"episodes": 1, "succeeded": 1}
     assert EpisodeStatus.FINISHED == Episode.objects.get(pk=episode.pk).status
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_persons_recording_replayed_at_its_seed_succeeds(pool, project, alice, adb_servers):
+    from devices.services import (
+        connect,
+        do_finish_recording,
+        do_import_virtual_tasks,
+        do_release_device,
+        do_start_recording,
+        do_take_device,
+        record_step,
+    )
+    from tests.devices.conftest import node_center
+
+    lease = do_take_device(pool.serial, adb_servers[0], alice)
+    task = next(
+        t
+        for t in do_import_virtual_tasks(project, connect(pool.serial))
+        if t.uid.startswith(f"virtual:{ORDER}:")
+    )
+    recording = do_start_recording(lease, task, alice, reset_seed=8)
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.freshcart"}, alice)
+    x, y = node_center(pool.dump_hierarchy(), resource_id="com.waypoint.freshcart:id/tab_orders")
+    record_step(recording, {"type": "click", "x": x, "y": y}, alice)
+    do_finish_recording(recording, alice, answer=load_apps(8).task(ORDER).gold)
+    do_release_device(pool.serial, alice)
+    assert recording.outcome == "success" and recording.source == "recorded"
+
+    run = do_start_run(project, alice, agent="replay", tasks=[ORDER], seeds="8")
+    assert wait_for_job(run.job_id, timeout=240).status == "succeeded"
+    [episode] = episodes(run)
+    assert episode.success, episode.message
+    assert episode.trajectory.recorder_name == f"replay:{recording.uid}"
+    replayed = list(episode.trajectory.steps.values_list("action_type", flat=True))
+    assert replayed == ["open_app", "click", "answer", "terminate"]
