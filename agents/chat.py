@@ -157,7 +157,7 @@ class MobileUse:
         self.turns = []
 
     def messages(
-        self, goal: str, observation: Observation, extra_text: str
+        self, goal: str, observation: Observation, extra: list[str]
     ) -> list[dict[str, Any]]:
         t = len(self.turns)
         first_full = max(0, t - self.k)
@@ -172,8 +172,8 @@ class MobileUse:
             parts: list[dict[str, Any]] = []
             if turn == first_full:
                 parts.append({"type": "text", "text": prompt})
-            if turn == t and extra_text:
-                parts.append({"type": "text", "text": extra_text})
+            if turn == t:
+                parts += [{"type": "text", "text": text} for text in extra]
             parts.append(image_part(screenshot))
             messages.append({"role": "user", "content": parts})
             if turn < t:
@@ -287,11 +287,10 @@ class AndroTMem:
         return "Milestone Anchors:\n" + ("\n".join(lines) if lines else "Start")
 
     def messages(
-        self, goal: str, observation: Observation, extra_text: str
+        self, goal: str, observation: Observation, extra: list[str]
     ) -> list[dict[str, Any]]:
         parts = [{"type": "text", "text": f"Task: {goal}\n{self.context()}"}]
-        if extra_text:
-            parts.append({"type": "text", "text": extra_text})
+        parts += [{"type": "text", "text": text} for text in extra]
         parts.append(image_part(observation.screenshot))
         return [
             {"role": "system", "content": self.system},
@@ -420,8 +419,9 @@ class ChatAgent:
         self.goal = goal
         self.regime.reset()
 
-    def extra_text(self, observation: Observation) -> str:
-        """What goes before the screenshot: the memory graph's block, and the XML if asked."""
+    def extra(self, observation: Observation) -> list[str]:
+        """What goes before the screenshot, a text part each: the memory graph's block, and
+        the XML if asked."""
         parts = []
         if self.graph is not None:
             found = retrieve_for_screen(
@@ -431,10 +431,10 @@ class ChatAgent:
                 parts.append(found["memory_block"])
         if self.with_xml and observation.xml:
             parts.append(f"UI XML of the screen:\n{observation.xml}")
-        return "\n\n".join(parts)
+        return parts
 
     def act(self, observation: Observation) -> AgentStep:
-        messages = self.regime.messages(self.goal, observation, self.extra_text(observation))
+        messages = self.regime.messages(self.goal, observation, self.extra(observation))
         began = time.perf_counter()
         completion: Completion = self.client.complete(messages)
         latency = (time.perf_counter() - began) * 1000

@@ -119,3 +119,20 @@ def test_an_endpoint_that_keeps_failing_is_a_model_error(pool, project, alice, s
     assert (episode.success, episode.failure_kind) == (False, "model_error")
     assert episode.message.startswith("gave up after 2 requests: HTTP 429")
     assert len(model.requests) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_any_regime_with_a_memory_graph_gets_its_block_at_every_step(
+    pool, project, alice, server, django_capture_on_commit_callbacks
+):
+    from tests.graphs.conftest import build_now, import_generated
+
+    import_generated(project, range(3), steps=8)
+    graph = build_now(project, alice, django_capture_on_commit_callbacks)
+    model = server(replies(gui_owl))
+    episode = play(project, alice, f"openai:mobile_use,url={model.url},xml=1,graph={graph.version}")
+    assert episode.success, episode.message
+    for request in model.requests:
+        current = request["body"]["messages"][-1]["content"]
+        assert current[-2]["text"].startswith("UI XML of the screen:")
+        assert any(p.get("text", "").startswith("Experience:") for p in current)
