@@ -451,7 +451,7 @@ def _save_step(
             actor=actor,
             trajectory=trajectory,
             obj=step,
-            after={"index": index, "action": {"type": action_type, **fields}},
+            after={"index": index, "action": {"type": action_type, **fields}, **(text or {})},
         )
     return step
 

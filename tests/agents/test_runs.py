@@ -4,13 +4,14 @@ each episode a trajectory, scored live."""
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
-from agents.models import Episode, EpisodeStatus
+from agents.models import Episode, EpisodeStatus, Run
 from agents.services import do_start_run
 from devices.models import Lease
 from devices.virtual import load_apps
 from tests.conftest import wait_for_job
-from trajectories.models import MemoryTarget, Step, Trajectory
+from trajectories.models import AuditEvent, MemoryTarget, Step, Trajectory
 
 pytestmark = [pytest.mark.worker, pytest.mark.usefixtures("agent_worker")]
 ORDER = "freshcart-order-number"
@@ -46,6 +47,10 @@ def test_the_solver_solves_its_task_at_every_seed_and_replaying_it_succeeds(pool
         assert [t["step"] for t in turns] == [0, 1, 2]
         assert turns[2]["memory"] == f"latest FreshCart order number: {gold}"
         assert Step.objects.get(trajectory=trajectory, index=2).memory == turns[2]["memory"]
+        recorded = AuditEvent.objects.filter(trajectory=trajectory, kind="step.recorded")
+        answered = recorded.order_by("id")[2]
+        assert answered.after["memory"] == turns[2]["memory"]
+        assert answered.actor is None  # no person's work: an agent's
         # A verified demonstration: labelled from the environment.
         [target] = MemoryTarget.objects.filter(trajectory=trajectory)
         assert (target.key, target.value) == ("freshcart.order_number", gold)
@@ -62,10 +67,14 @@ def test_the_solver_solves_its_task_at_every_seed_and_replaying_it_succeeds(pool
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_random_agent_scores_near_zero(pool, project, alice):
-    run = do_start_run(
-        project, alice, agent="random,seed=3", tasks=[ORDER], seeds="1..3", max_steps=6
-    )
+def test_the_random_agent_started_through_the_api_scores_near_zero(pool, project, alice):
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = {"agent": "random,seed=3", "tasks": [ORDER], "seeds": "1..3", "max_steps": 6}
+    started = api.post(f"/api/v1/projects/{project.pk}/runs/", body, format="json")
+    assert started.status_code == 202, started.json()
+    assert started.json()["status"] == "queued" and len(started.json()["episodes"]) == 3
+    run = Run.objects.get(pk=started.json()["run"])
     job = wait_for_job(run.job_id, timeout=240)
     assert job.status == "succeeded", job.message
     played = episodes(run)
@@ -73,6 +82,9 @@ def test_the_random_agent_scores_near_zero(pool, project, alice):
     assert {e.failure_kind for e in played} <= {"step_cap", "wrong_answer"}
     assert all(e.steps <= 7 for e in played)  # the cap (an answer adds its terminate step)
     assert Trajectory.objects.filter(source="agent", outcome="failure").count() == 3
+    detail = api.get(f"/api/v1/runs/{run.pk}/").json()
+    assert (detail["status"], detail["success_rate"], detail["finished"]) == ("succeeded", 0, 3)
+    assert [e["trajectory_id"] for e in detail["episodes"]] == [e.trajectory_id for e in played]
 
 
 @pytest.mark.django_db(transaction=True)
