@@ -243,6 +243,10 @@ WAYPOINT_JOB_HEARTBEAT_S = envint("WAYPOINT_JOB_HEARTBEAT_S", 10)
 WAYPOINT_JOB_STALE_S = envint("WAYPOINT_JOB_STALE_S", 60)
 WAYPOINT_JOB_MAX_ATTEMPTS = envint("WAYPOINT_JOB_MAX_ATTEMPTS", 3)
 WAYPOINT_JOB_REAP_S = envint("WAYPOINT_JOB_REAP_S", 30)  # the worker's reaper runs this often
+# Agent runs (agents/): how long an episode waits for a free device of its run's pool before
+# it fails as a device error, and the step cap of a run that names none.
+WAYPOINT_POOL_WAIT_S = envint("WAYPOINT_POOL_WAIT_S", 600)
+WAYPOINT_AGENT_MAX_STEPS = envint("WAYPOINT_AGENT_MAX_STEPS", 30)
 WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
 # Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
 # leaves there is removed by the reaper after WAYPOINT_UPLOAD_TMP_MAX_AGE_S.

@@ -103,11 +103,11 @@ class LLMClient:
 
     def chat(self, content: Content, *, json_object: bool = False) -> Completion:
         """The model's answer to one user message; ``json_object`` asks for a JSON answer."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [{"role": "user", "content": content}],
-        }
+        return self.complete([{"role": "user", "content": content}], json_object=json_object)
+
+    def complete(self, messages: list[dict[str, Any]], *, json_object: bool = False) -> Completion:
+        """The model's answer to a conversation (system, user and assistant turns)."""
+        body: dict[str, Any] = {"model": self.model, "temperature": 0, "messages": messages}
         if json_object:
             body["response_format"] = {"type": "json_object"}
         url = self.url("/chat/completions")

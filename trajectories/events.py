@@ -24,6 +24,7 @@ JOB_EXPORT_QUEUED = "job.export_queued"
 JOB_PROPOSALS_QUEUED = "job.proposals_queued"
 JOB_MEMORY_GRAPH_QUEUED = "job.memory_graph_queued"
 JOB_APP_GRAPH_QUEUED = "job.app_graph_queued"
+JOB_AGENT_RUN_QUEUED = "job.agent_run_queued"
 JOB_REQUEUED = "job.requeued"
 JOB_RETRIED = "job.retried"
 JOB_SUCCEEDED = "job.succeeded"
@@ -92,6 +93,10 @@ PROPOSAL_ACCEPTED = "proposal.accepted"  # a label edit: proposed items become l
 PROPOSAL_REJECTED = "proposal.rejected"
 ASSIGNMENT_ADDED = "assignment.added"
 ASSIGNMENT_REMOVED = "assignment.removed"
+
+# agents on devices
+SUITE_IMPORTED = "suite.imported"
+EPISODE_RERUN = "episode.rerun"  # its worker was lost: the episode runs again, counted once
 
 # app knowledge graphs (UI-KOBE)
 APP_GRAPH_IMPORTED = "app_graph.imported"

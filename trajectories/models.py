@@ -144,6 +144,8 @@ class Source(models.TextChoices):
     RECORDED = "recorded", "Recorded"
     IMPORTED = "imported", "Imported"
     GENERATED = "generated", "Generated"
+    AGENT = "agent", "Agent"  # an episode of an agent run on a device (agents/)
+    SOLVER = "solver", "Solver"  # a scripted solver's episode: a verified demonstration
 
 
 class Status(models.TextChoices):
@@ -515,6 +517,7 @@ class JobKind(models.TextChoices):
     PROPOSE = "propose", "Proposals"
     MEMORY_GRAPH = "memory_graph", "Memory graph"
     APP_GRAPH = "app_graph", "App graph"
+    AGENT_RUN = "agent_run", "Agent run"
 
 
 class JobStatus(models.TextChoices):

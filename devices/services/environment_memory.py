@@ -89,9 +89,11 @@ def find_memory(trajectory: Trajectory) -> list[Found]:
     return list(found.values())
 
 
-def do_label_memory_from_environment(trajectory: Trajectory, actor=None) -> list[Found]:
+def do_label_memory_from_environment(
+    trajectory: Trajectory, actor=None, *, step_memory: bool = True
+) -> list[Found]:
     """Label the memory the environment knows; what a person labelled stays. The new targets,
-    or none when there was nothing to add."""
+    or none when there was nothing to add. ``step_memory`` off: the memory targets only."""
     found = find_memory(trajectory)
     taken = set(MemoryTarget.objects.filter(trajectory=trajectory).values_list("key", flat=True))
     new = [f for f in found if f.key not in taken]
@@ -119,7 +121,7 @@ def do_label_memory_from_environment(trajectory: Trajectory, actor=None) -> list
             object_type="MemoryTarget",
         )
     by_step: dict[int, list[str]] = {}
-    for f in found:
+    for f in found if step_memory else []:
         by_step.setdefault(f.encode_step, []).append(f.memory)
     for index, lines in sorted(by_step.items()):
         step = Step.objects.get(trajectory=trajectory, index=index)

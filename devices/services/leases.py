@@ -98,12 +98,20 @@ def _interrupt_recording(lease: Lease, reason: str) -> None:
         interrupt_recording(trajectory, reason)
 
 
-def do_take_device(serial: str, adb_server: str, user, seconds: int | None = None) -> Lease:
-    """Lease the device to ``user`` (renewing their own lease); refuse while another holds it."""
+def do_take_device(
+    serial: str, adb_server: str, user, seconds: int | None = None, *, exclusive: bool = False
+) -> Lease:
+    """Lease the device to ``user`` (renewing their own lease); refuse while another holds it.
+
+    ``exclusive``: refuse while any live lease holds it, the user's own included (an agent run
+    takes each device for one episode at a time, all under the run's owner).
+    """
     for _attempt in range(2):
         with transaction.atomic(durable=True):
             lease = Lease.objects.select_related("holder").filter(serial=serial).first()
-            if lease is not None and lease.holder_id != user.pk:
+            # An expired lease is ended with a conditional delete before a new one is made:
+            # of two takers who saw it, one makes the new lease and the other sees it taken.
+            if lease is not None and (exclusive or lease.holder_id != user.pk):
                 if not lease.is_expired:
                     raise LeaseConflict(
                         f"Device {serial} is in use by {lease.holder.get_username()} "

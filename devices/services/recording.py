@@ -193,8 +193,14 @@ def do_start_recording(
     actor,
     conn: Connected | None = None,
     reset_seed: int | str | None = None,
+    *,
+    source: str = Source.RECORDED,
+    recorder_name: str = "",
 ):
     """A new trajectory of ``task`` on the leased device, with its first screen captured.
+
+    ``source`` and ``recorder_name``: who drives it when it is not a person (an agent run
+    passes no ``actor`` and names the agent).
 
     ``reset_seed``: on the virtual device, first reset every app to the data of that seed (the
     cart, notes and open screens of earlier recordings are gone). The seed the device is at,
@@ -252,8 +258,8 @@ def do_start_recording(
             screen_height=shot.height,
             density=facts.density,
             recorded_by=actor,
-            recorder_name=actor.get_username(),
-            source=Source.RECORDED,
+            recorder_name=recorder_name or actor.get_username(),
+            source=source,
             status=Status.RECORDING,
             metadata=metadata,
             recorded_at=timezone.now(),
@@ -418,6 +424,7 @@ def _save_step(
     settled_at=None,
     after: Capture | None = None,
     settle: Settle | None = None,
+    text: dict[str, str] | None = None,
 ) -> Step:
     index = trajectory.step_count
     with transaction.atomic(durable=True):
@@ -436,6 +443,7 @@ def _save_step(
             target=target,
             action_sent_at=sent_at,
             settled_at=settled_at,
+            **(text or {}),
         )
         trajectory.step_count, trajectory.final_screen = index + 1, after_screen
         record_event(
@@ -443,7 +451,7 @@ def _save_step(
             actor=actor,
             trajectory=trajectory,
             obj=step,
-            after={"index": index, "action": {"type": action_type, **fields}},
+            after={"index": index, "action": {"type": action_type, **fields}, **(text or {})},
         )
     return step
 
@@ -455,12 +463,30 @@ def app_label(trajectory: Trajectory, package: str) -> str:
     return next((a.get("label", "") for a in apps if a.get("package") == package), "")
 
 
-def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | None = None) -> Step:
+STEP_TEXT = ("thought", "summary", "memory")
+
+
+def record_step(
+    trajectory: Trajectory,
+    action: Any,
+    actor,
+    conn: Connected | None = None,
+    *,
+    text: dict[str, str] | None = None,
+) -> Step:
     """Execute a canonical action on the trajectory's device and record it as the next step.
 
-    The returned step carries ``timings`` (ms: action, settle, capture, store), not stored.
+    ``text``: the step's thought, summary and memory as its driver wrote them with the action
+    (an agent's output), stored with the step. The returned step carries ``timings`` (ms:
+    action, settle, capture, store), not stored.
     """
     action_type, fields = check_action(action)
+    text = {name: str(value) for name, value in (text or {}).items() if value}
+    unknown = set(text) - set(STEP_TEXT)
+    if unknown:
+        raise InvalidData(
+            f"text: {sorted(unknown)[0]!r} is not a step's text (known: thought, summary, memory)"
+        )
     check_recording(trajectory)
     if action_type == ActionType.OPEN_APP and not fields.get("app_label"):
         label = app_label(trajectory, fields["package"])
@@ -470,7 +496,7 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
     check_point_on_screen(fields, before.width, before.height)
     target = target_at(before, fields)
     if action_type in NO_DEVICE_ACTIONS:
-        step = _save_step(trajectory, before, action_type, fields, target, actor)
+        step = _save_step(trajectory, before, action_type, fields, target, actor, text=text)
         step.timings = {}
         return step
 
@@ -507,6 +533,7 @@ def record_step(trajectory: Trajectory, action: Any, actor, conn: Connected | No
             settled_at=settle.at,
             after=shot,
             settle=settle,
+            text=text,
         )
         t4 = time.perf_counter()
     step.timings = {
@@ -544,6 +571,24 @@ def do_finish_recording(
     if answer is not None and answer.strip():
         record_step(trajectory, {"type": ActionType.ANSWER, "text": answer}, actor)
     record_step(trajectory, {"type": ActionType.TERMINATE, "status": status}, actor)
+    return do_end_recording(trajectory, actor, status=status, answer=answer)
+
+
+def do_end_recording(
+    trajectory: Trajectory,
+    actor,
+    *,
+    status: str = "success",
+    answer: str | None = None,
+    step_memory_from_environment: bool = True,
+) -> Trajectory:
+    """End the recording as it stands (its steps already recorded): grade the answer, hand
+    the trajectory to annotation and label its memory from the environment.
+
+    ``step_memory_from_environment`` off: only memory targets are labelled, the steps keep the
+    memory their driver wrote (an agent's, which its M-Acc is scored on), empty or not.
+    """
+    check_recording(trajectory)
     outcome = Outcome.SUCCESS if status == "success" else Outcome.FAILURE
     graded = None
     if answer is not None and answer.strip():
@@ -569,7 +614,7 @@ def do_finish_recording(
             after={"status": Status.ANNOTATING, "outcome": outcome, "grade": graded},
         )
     if "virtual_device" in trajectory.metadata:
-        do_label_memory_from_environment(trajectory)
+        do_label_memory_from_environment(trajectory, step_memory=step_memory_from_environment)
     return trajectory
 
 
@@ -825,6 +870,21 @@ def _declared_tasks(conn: Connected) -> list[dict[str, Any]]:
     for task in tasks:
         task["_variables"] = variables
     return tasks
+
+
+def declared_values(conn: Connected) -> dict[str, str]:
+    """Every memory variable of the virtual device and its value at the device's seed now
+    (``waypoint vars``), for the runner that scores an agent; never given to an agent."""
+    return {str(v["ref"]): str(v.get("value", "")) for v in _declared(conn, "vars")}
+
+
+def virtual_task_named(project: Project, conn: Connected, task_id: str) -> Task:
+    """The project's task of the virtual device's task ``task_id`` (a template) as the device
+    poses it at its seed now."""
+    item = next((i for i in _declared_tasks(conn) if i["id"] == task_id), None)
+    if item is None:
+        raise RecordingError(f"Device {conn.device.serial} has no task {task_id!r}.")
+    return _virtual_task(project, _virtual_task_record(item))
 
 
 def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:

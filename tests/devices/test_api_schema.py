@@ -3,7 +3,8 @@
 Schemathesis reads the schema Waypoint serves and sends each operation valid and invalid
 requests (bodies, query strings, path ids), half of them naming real objects: alice's project,
 its task, a labelled trajectory with its labels, proposal and review comment, a job, a memory
-graph, an app graph, a member, and the virtual device she drives. Every answer must be no
+graph, an app graph, a member, an agent run (whose episode's trajectory no person recorded) and
+a suite, and the virtual device she drives. Every answer must be no
 server error and agree with the schema: a documented status code and content type, a body of the
 documented shape, invalid input refused, valid input not refused as invalid.
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis.config import SchemathesisConfig
 
+from agents.services import do_make_suite
 from annotate.proposers import DEFAULT_PROPOSER
 from annotate.services import do_assign, do_comment, do_request_proposal
 from annotate.services.proposals import run_proposal
@@ -34,6 +36,7 @@ from devices.services import do_take_device
 from devices.virtual import VirtualDevice
 from graphs.appkg_jobs import do_start_app_graph
 from graphs.services import do_build_memory_graph
+from tests.agents.builders import finished_run
 from tests.conftest import require_chromium
 from tests.devices.conftest import free_port, grant
 from tests.trajectories.builders import make_record
@@ -102,6 +105,8 @@ def world(project, alice, bob, adb_servers, own_device, settings):
     run_job(app_graph.job_id)
     proposal, _ = do_request_proposal(trajectory, alice, DEFAULT_PROPOSER)
     run_proposal(proposal)
+    run = finished_run(project, alice, {("freshcart-order-number", 1): "ok"})
+    suite = do_make_suite(project, alice, "basics", "1", ["freshcart-order-number"], "1..2")
     return {
         "project_id": project.pk,
         "task_id": trajectory.task_id,
@@ -120,6 +125,9 @@ def world(project, alice, bob, adb_servers, own_device, settings):
         "app_graph_id": app_graph.pk,
         "proposal_id": proposal.pk,
         "comment_id": do_comment(trajectory, alice, 1, "Is this the right price?").pk,
+        "run_id": run.pk,
+        "name": suite.name,
+        "version": suite.version,
     }
 
 

@@ -20,6 +20,7 @@ PROJECT_ROUTES = (
     ("Agreement", "annotate-agreement"),
     ("Proposals", "annotate-proposals"),
     ("Graphs", "project-graphs"),
+    ("Runs", "project-runs"),
     ("Members", "project-members"),
 )
 

@@ -1,0 +1,167 @@
+"""Agents by their spec: ``KIND[:REGIME][,key=value...]``, as the command, the API and the
+page name them.
+
+- ``solver``: the template's scripted solver (``agents.solvers``);
+- ``random[,seed=N]``: the random agent (the floor);
+- ``replay[,run=N]``: each instance's recording played back: the newest successful trajectory of
+  the project recorded at that template and seed (``run=N``: run N's episode of it);
+- ``openai:REGIME[,model=NAME][,url=URL][,graph=V][,xml=1][,k=K]``: an OpenAI-compatible chat
+  model (``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY`` unless given) in a prompt regime of
+  ``agents.chat``, optionally with the memory block of the project's memory graph ``V``
+  retrieved at each step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from graphs.models import GraphStatus, MemoryGraph
+from trajectories.models import Outcome, Project, Source, Trajectory
+from trajectories.validation import InvalidData
+
+from . import chat
+from .base import Agent
+from .models import Episode
+from .random_agent import RandomAgent
+from .replay import ReplayAgent, recorded_steps
+from .solvers import SOLVERS, solver_for
+
+KINDS = ("openai", "replay", "random", "solver")
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "openai": ("model", "url", "graph", "xml", "k"),
+    "replay": ("run",),
+    "random": ("seed",),
+    "solver": (),
+}
+INT_OPTIONS = ("graph", "k", "run", "seed")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    kind: str
+    regime: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str:
+        if self.kind != "openai":
+            return ""
+        return str(self.options.get("model") or settings.LLM_MODEL)
+
+    @property
+    def source(self) -> str:
+        """The source of its episodes' trajectories."""
+        return Source.SOLVER if self.kind == "solver" else Source.AGENT
+
+
+def _option(kind: str, item: str) -> tuple[str, Any]:
+    name, sep, value = item.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or not name:
+        raise InvalidData(f"agent: {item!r} is not an option (write key=value)")
+    if name not in OPTIONS[kind]:
+        known = ", ".join(OPTIONS[kind]) or "none"
+        raise InvalidData(f"agent: {kind} has no option {name!r} (its options: {known})")
+    if name in INT_OPTIONS:
+        if not value.isdigit():
+            raise InvalidData(f"agent: {name} must be a whole number, got {value!r}")
+        return name, int(value)
+    if name == "xml":
+        if value not in ("0", "1"):
+            raise InvalidData(f"agent: xml must be 0 or 1, got {value!r}")
+        return name, value == "1"
+    if not value:
+        raise InvalidData(f"agent: {name} must not be empty")
+    return name, value
+
+
+def parse_agent_spec(text: Any) -> AgentSpec:
+    """The spec's parts; :class:`InvalidData` says what is wrong with it."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidData("agent: give an agent, e.g. solver, random, replay or openai:mobile_use")
+    head, *items = [part.strip() for part in text.strip().split(",")]
+    kind, _, regime = head.partition(":")
+    if kind not in KINDS:
+        raise InvalidData(f"agent: unknown agent {kind!r} (known: {', '.join(KINDS)})")
+    if kind == "openai":
+        if regime not in chat.REGIMES:
+            raise InvalidData(
+                f"agent: openai needs a regime, one of {', '.join(chat.REGIMES)} "
+                f"(e.g. openai:mobile_use), got {regime!r}"
+            )
+    elif regime:
+        raise InvalidData(f"agent: {kind} has no regime (got {kind}:{regime})")
+    options = dict(_option(kind, item) for item in items if item)
+    return AgentSpec(kind, regime, options)
+
+
+def replay_source(project: Project, spec: AgentSpec, template: str, seed: int) -> Trajectory | None:
+    """The recording the replay agent plays for an instance."""
+    found = Trajectory.objects.filter(
+        project=project,
+        metadata__virtual_task=template,
+        metadata__virtual_device__seed=seed,
+    )
+    if spec.options.get("run"):
+        episodes = Episode.objects.filter(
+            run_id=spec.options["run"], template=template, seed=seed, trajectory__isnull=False
+        )
+        found = found.filter(pk__in=episodes.values("trajectory_id"))
+    return found.filter(outcome=Outcome.SUCCESS).order_by("-created_at", "-id").first()
+
+
+def memory_graph(project: Project, version: int) -> MemoryGraph:
+    graph = MemoryGraph.objects.filter(project=project, version=version).first()
+    if graph is None:
+        raise InvalidData(f"agent: the project has no memory graph v{version}")
+    if graph.status != GraphStatus.READY:
+        raise InvalidData(f"agent: memory graph v{version} is {graph.status}, not ready")
+    return graph
+
+
+def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any]]) -> None:
+    """What the agent needs for these instances is there, before any episode runs."""
+    if spec.kind == "solver":
+        missing = sorted({i["template"] for i in instances} - set(SOLVERS))
+        if missing:
+            raise InvalidData(f"agent: no scripted solver for {', '.join(missing)}")
+    elif spec.kind == "replay":
+        for instance in instances:
+            if replay_source(project, spec, instance["template"], instance["seed"]) is None:
+                raise InvalidData(
+                    f"agent: no successful recording of {instance['template']} at seed "
+                    f"{instance['seed']} to replay"
+                )
+    elif spec.kind == "openai":
+        if not (spec.options.get("url") or settings.LLM_BASE_URL):
+            raise InvalidData(
+                "agent: no OpenAI-compatible endpoint: set LLM_BASE_URL or give url=..."
+            )
+        if "graph" in spec.options:
+            memory_graph(project, spec.options["graph"])
+
+
+def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> Agent:
+    """A fresh agent for one episode."""
+    if spec.kind == "solver":
+        return solver_for(template)
+    if spec.kind == "random":
+        return RandomAgent(spec.options.get("seed", 0))
+    if spec.kind == "replay":
+        source = replay_source(project, spec, template, seed)
+        if source is None:
+            raise InvalidData(f"agent: no successful recording of {template} at seed {seed}")
+        return ReplayAgent(recorded_steps(source), str(source.uid))
+    graph = memory_graph(project, spec.options["graph"]) if "graph" in spec.options else None
+    return chat.ChatAgent(
+        spec.regime,
+        base_url=spec.options.get("url") or settings.LLM_BASE_URL,
+        model=spec.model,
+        api_key=settings.LLM_API_KEY,
+        with_xml=spec.options.get("xml", False),
+        k=spec.options.get("k", chat.DEFAULT_K),
+        graph=graph,
+    )

@@ -1,0 +1,201 @@
+"""Starting agent runs and keeping suites: validate, write in a transaction, audit, enqueue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from trajectories import events
+from trajectories.jobs import enqueue_job
+from trajectories.models import Job, JobKind, Project
+from trajectories.services import record_event
+from trajectories.validation import InvalidData
+
+from .models import Episode, Run, Suite
+from .pool import check_pool
+from .registry import check_agent, parse_agent_spec
+from .suites import check_suite, make_suite
+
+MAX_ATTEMPTS = 20
+MAX_STEPS = 200
+
+
+def parse_seeds(text: Any) -> list[int]:
+    """Seeds as the command line writes them: ``1..5``, ``1,4,9`` or both (``1..3,7``)."""
+    if isinstance(text, list):
+        items = text
+    elif isinstance(text, str):
+        items = [part.strip() for part in text.split(",") if part.strip()]
+    else:
+        raise InvalidData(f"seeds: write them as 1..5 or 1,4,9, got {text!r}")
+    seeds: list[int] = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            seeds.append(item)
+            continue
+        first, dots, last = str(item).partition("..")
+        if not first.strip().isdigit() or (dots and not last.strip().isdigit()):
+            raise InvalidData(f"seeds: {item!r} is not a seed or a range like 1..5")
+        low, high = int(first), int(last) if dots else int(first)
+        if high < low or high - low >= 10_000:
+            raise InvalidData(f"seeds: {item!r} is not a range from low to high")
+        seeds.extend(range(low, high + 1))
+    if not seeds:
+        raise InvalidData("seeds: give at least one seed")
+    return list(dict.fromkeys(seeds))
+
+
+def suite_named(project: Project, name: str) -> Suite:
+    """The project's suite ``name`` (its newest version) or ``name@version``."""
+    name, _, version = str(name).partition("@")
+    found = Suite.objects.filter(project=project, name=name.strip())
+    if version:
+        found = found.filter(version=version.strip())
+    suite = found.order_by("-created_at", "-id").first()
+    if suite is None:
+        raise InvalidData(
+            f"suite: the project has no suite {name!r}"
+            + (f" version {version!r}" if version else "")
+        )
+    return suite
+
+
+def do_import_suite(project: Project, actor, document: Any) -> tuple[Suite, bool]:
+    """Keep a suite document (checked); True when it is new. The same document again is the
+    same suite; another one under a name and version already taken is refused."""
+    document = check_suite(document)
+    key = {"project": project, "name": document["name"], "version": document["version"]}
+    existing = Suite.objects.filter(**key).first()
+    if existing is not None:
+        if existing.document["instances"] == document["instances"]:
+            return existing, False
+        raise InvalidData(
+            f"suite: {document['name']} version {document['version']} already exists with other "
+            "instances; give the new one another version"
+        )
+    try:
+        with transaction.atomic(durable=True):
+            suite = Suite.objects.create(**key, document=document, created_by=actor)
+            record_event(
+                events.SUITE_IMPORTED,
+                actor=actor,
+                project=project,
+                obj=suite,
+                after={
+                    "name": suite.name,
+                    "version": suite.version,
+                    "instances": len(document["instances"]),
+                },
+            )
+    except IntegrityError:  # imported at the same moment by someone else
+        return Suite.objects.get(**key), False
+    return suite, True
+
+
+def do_make_suite(
+    project: Project, actor, name: str, version: str, templates: list[str], seeds: Any
+) -> Suite:
+    """A suite of every template at every seed."""
+    suite, _ = do_import_suite(
+        project, actor, make_suite(name, version, templates, parse_seeds(seeds))
+    )
+    return suite
+
+
+def _bounded(value: Any, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidData(f"{field}: must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+def run_instances(suite: Suite | None, tasks: list[str] | None, seeds: Any) -> list[dict[str, Any]]:
+    """The instances a run plays: a suite's (only those at ``seeds`` when given), or every
+    task template named at every seed."""
+    if suite is not None:
+        if tasks:
+            raise InvalidData("tasks: give a suite or task templates, not both")
+        instances = suite.instances
+        if seeds not in (None, "", []):
+            wanted = set(parse_seeds(seeds))
+            instances = [i for i in instances if i["seed"] in wanted]
+            if not instances:
+                raise InvalidData(f"seeds: suite {suite} has no instance at seeds {sorted(wanted)}")
+        return instances
+    if not tasks:
+        raise InvalidData("suite: give a suite, or task templates (tasks) and seeds")
+    return make_suite("tasks", "0", tasks, parse_seeds(seeds if seeds else "0"))["instances"]
+
+
+def do_start_run(
+    project: Project,
+    actor,
+    *,
+    agent: str,
+    suite: Suite | None = None,
+    tasks: list[str] | None = None,
+    seeds: Any = None,
+    attempts: int = 1,
+    max_steps: int | None = None,
+    devices: list[str] | None = None,
+) -> Run:
+    """Queue a run of ``agent`` over the instances, one episode per instance and attempt, on
+    the project's devices (``devices``: these serials only)."""
+    spec = parse_agent_spec(agent)
+    instances = run_instances(suite, tasks, seeds)
+    attempts = _bounded(attempts, "attempts", 1, MAX_ATTEMPTS)
+    max_steps = _bounded(
+        settings.WAYPOINT_AGENT_MAX_STEPS if max_steps is None else max_steps,
+        "max_steps",
+        1,
+        MAX_STEPS,
+    )
+    check_agent(spec, project, instances)
+    pool = check_pool(project, devices)
+    with transaction.atomic(durable=True):
+        job = Job.objects.create(
+            project=project,
+            kind=JobKind.AGENT_RUN,
+            format=spec.kind,
+            created_by=actor,
+            total=len(instances) * attempts,
+        )
+        run = Run.objects.create(
+            project=project,
+            job=job,
+            created_by=actor,
+            agent_spec=agent.strip(),
+            agent=spec.kind,
+            regime=spec.regime,
+            model=spec.model,
+            options=spec.options,
+            suite=suite,
+            suite_name=suite.name if suite else "",
+            suite_version=suite.version if suite else "",
+            instances=instances,
+            max_steps=max_steps,
+            devices=pool,
+        )
+        Episode.objects.bulk_create(
+            Episode(run=run, template=i["template"], seed=i["seed"], attempt=a)
+            for i in instances
+            for a in range(1, attempts + 1)
+        )
+        job.params = {"run": run.pk}
+        job.save(update_fields=["params"])
+        record_event(
+            events.JOB_AGENT_RUN_QUEUED,
+            actor=actor,
+            project=project,
+            obj=job,
+            after={
+                "run": run.pk,
+                "agent": run.agent_spec,
+                "suite": run.suite_label,
+                "episodes": job.total,
+                "devices": [d["serial"] for d in pool],
+            },
+        )
+        enqueue_job(job)
+    return run
