@@ -263,7 +263,7 @@ if WAYPOINT_LIST_CACHE_S < 0:
     )
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    # In process: an entry is named by the project's data version, which lives in the database,
+    # In process: an entry is named by the project's list_version, which lives in the database,
     # so the processes need not share it.
     "lists": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",

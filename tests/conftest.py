@@ -231,3 +231,12 @@ def shot(page, name: str, **options) -> None:
     """Save a screenshot when WAYPOINT_TEST_SCREENSHOTS names a folder."""
     if SHOTS:
         page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), **options)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_list_cache():
+    """Each test starts with no kept lists: a test database is emptied between tests, so a
+    project of the next test can have the same id and list version as one of the last."""
+    from django.core.cache import caches
+
+    caches["lists"].clear()
