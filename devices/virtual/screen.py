@@ -26,9 +26,20 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 ORIGIN = "http://device.waypoint.test"
-SCREEN_ARGS = [*CHROMIUM_ARGS, "--headless", "--disable-smooth-scrolling", "--hide-scrollbars"]
+# Without scroll resampling a touch scroll moves the page by the distance the finger moved: with
+# it, Chromium scrolls ahead of a fast finger (predicting where it will be) and stays there.
+SCREEN_ARGS = [
+    *CHROMIUM_ARGS,
+    "--headless",
+    "--disable-smooth-scrolling",
+    "--hide-scrollbars",
+    "--disable-features=ResamplingScrollEvents",
+]
 LAUNCHER = ("com.android.launcher3", ".Launcher")
-SWIPE_REST_S = 0.06  # longer than Chromium's 40 ms after which a pointer counts as stopped
+# A finger that lifts 80 ms or more after its last move has stopped: no fling follows
+# (kAssumePointerUpStoppedTime of Chromium's ui/events/velocity_tracker).
+SWIPE_REST_S = 0.1
+SWIPE_MOVE_S = 0.016  # a touch move per frame, as a finger on a 60 Hz screen reports them
 # Playwright drives the screen's Chromium; it is the ``virtual`` extra.
 MISSING_EXTRA = "The virtual device needs the virtual extra: pip install 'waypoint[virtual]'"
 
@@ -300,22 +311,30 @@ class Screen:
                 await self.tap(x1, y1)
             return
         (cx1, cy1), (cx2, cy2) = self._css(x1, y1), self._css(x2, y2)
-        steps = max(4, min(30, ms // 16))
+        # The gesture takes the duration asked, as `input swipe` does on a phone; its last
+        # SWIPE_REST_S the finger rests at the end before it lifts (at least half of it moves).
+        moving = max(ms / 1000 - SWIPE_REST_S, ms / 2000, 0.001)
         async with self.lock:
             touch = "Input.dispatchTouchEvent"
             await self._cdp.send(
                 touch, {"type": "touchStart", "touchPoints": [{"x": cx1, "y": cy1}]}
             )
-            for i in range(1, steps + 1):
-                x = cx1 + (cx2 - cx1) * i / steps
-                y = cy1 + (cy2 - cy1) * i / steps
+            # The finger follows the clock: each move goes where the finger is by now. A move
+            # is a round trip to the renderer (~17 ms, a frame; more on a busy machine): a fixed
+            # number of moves with a sleep between them took two to three times the duration.
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            done = 0.0
+            while done < 1:
+                await asyncio.sleep(min(SWIPE_MOVE_S, max(0.0, start + moving - loop.time())))
+                done = min(1.0, (loop.time() - start) / moving)
+                x, y = cx1 + (cx2 - cx1) * done, cy1 + (cy2 - cy1) * done
                 await self._cdp.send(
                     touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
                 )
-                await asyncio.sleep(ms / 1000 / steps)
-            # The finger rests at the end before it lifts: the page scrolls by the distance
-            # swiped and no fling follows (a fling would scroll on for up to a second, by an
-            # amount the recorded action does not say, and hold up the settle).
+            # The rest: the page scrolls by the distance swiped and no fling follows (a fling
+            # would scroll on for up to a second, by an amount the recorded action does not
+            # say, and hold up the settle).
             await asyncio.sleep(SWIPE_REST_S)
             await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
 
