@@ -91,7 +91,7 @@ def test_record_a_shop_trajectory_in_the_browser(
     assert [s.action_type for s in steps] == [
         "open_app", "click", "type", "swipe", "click", "back", "answer", "terminate"
     ]  # fmt: skip
-    assert steps[0].action == {"package": "com.waypoint.freshcart"}
+    assert steps[0].action == {"package": "com.waypoint.freshcart", "app_label": "FreshCart"}
     assert steps[1].target["resource_id"] == "com.waypoint.freshcart:id/search"
     assert steps[2].action == {"text": "kettle"}
     swipe = steps[3].action

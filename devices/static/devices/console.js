@@ -19,6 +19,55 @@
   let recording = d.recording === "1";
   live.dataset.steps = document.querySelector("#recording .rec")?.dataset.steps || "0";
 
+  // ---------------------------------------------------------------- size and zoom
+  // "fit": the screen is as tall as the window leaves room for under the navigation bar, the
+  // whole of it in view. Zoomed in past that, it scrolls inside its frame; the zoom is kept
+  // for the next visit. The pointer maps to device pixels from the picture drawn, at any zoom.
+  const frame = document.getElementById("live-frame");
+  const zoomLevel = document.getElementById("zoom-level");
+  const info = document.querySelector(".screen-info");
+  const deviceHeight = Number(d.height) || 1200;
+  const ZOOM_KEY = "waypoint.console.zoom", ZOOM_STEP = 1.25, ZOOM_MIN = 0.2, ZOOM_MAX = 3;
+  let zoom = Number(localStorage.getItem(ZOOM_KEY)) || 0;  // CSS px per device px; 0: fit
+  function fitScale() {
+    const top = frame.getBoundingClientRect().top + window.scrollY;
+    const border = live.offsetHeight - live.clientHeight;
+    const room = window.innerHeight - top - border - info.offsetHeight - 8;
+    return Math.max(240, room) / deviceHeight;
+  }
+  function applyZoom() {
+    const fit = fitScale();
+    const scale = zoom ? Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoom)) : fit;
+    live.style.height = `${Math.round(deviceHeight * scale)}px`;
+    frame.style.maxHeight = `${Math.round(deviceHeight * fit) + live.offsetHeight - live.clientHeight}px`;
+    zoomLevel.textContent = zoom ? `${Math.round(scale * 100)}%` : "fit";
+    frame.classList.toggle("zoomed", scale > fit + 0.001);
+  }
+  function setZoom(value) {
+    zoom = value && Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, value));
+    if (zoom) localStorage.setItem(ZOOM_KEY, String(zoom)); else localStorage.removeItem(ZOOM_KEY);
+    applyZoom();
+  }
+  const currentScale = () => zoom || fitScale();
+  document.getElementById("zoom-in").addEventListener("click", () => setZoom(currentScale() * ZOOM_STEP));
+  document.getElementById("zoom-out").addEventListener("click", () => setZoom(currentScale() / ZOOM_STEP));
+  document.getElementById("zoom-fit").addEventListener("click", () => setZoom(0));
+  window.addEventListener("resize", applyZoom);
+  applyZoom();
+
+  // The whole instruction of the task picked in the start form.
+  const taskSelect = document.getElementById("task");
+  const taskGoal = document.getElementById("task-goal");
+  function showTaskGoal() {
+    const goal = taskSelect.selectedOptions[0]?.title || "";
+    taskGoal.textContent = goal;
+    taskGoal.hidden = !goal;
+  }
+  if (taskSelect && taskGoal) {
+    taskSelect.addEventListener("change", showTaskGoal);
+    showTaskGoal();
+  }
+
   // ---------------------------------------------------------------- live view
   // The indicator says whether the picture is the device's screen now: "live" while the last
   // poll (a new frame or a 304) came back within STALE_MS, "stale" when none has for longer,
@@ -349,11 +398,17 @@
   });
 
   document.addEventListener("keydown", (e) => {
-    if (!recording || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.target.closest("input, textarea, select")) {
       if (e.key === "Escape") e.target.blur();
       return;
     }
+    const zoomKeys = {
+      "+": () => setZoom(currentScale() * ZOOM_STEP), "=": () => setZoom(currentScale() * ZOOM_STEP),
+      "-": () => setZoom(currentScale() / ZOOM_STEP), 0: () => setZoom(0),
+    };
+    if (zoomKeys[e.key]) { e.preventDefault(); zoomKeys[e.key](); return; }
+    if (!recording) return;
     const keys = {
       b: () => act({type: "back"}), h: () => act({type: "home"}),
       e: () => act({type: "enter"}), w: () => act({type: "wait", duration_ms: 1000}),
