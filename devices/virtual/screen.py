@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import shutil
@@ -71,7 +72,8 @@ class Screen:
             chromium_path or shutil.which("chromium") or shutil.which("chromium-browser") or ""
         )
         self.idle_timeout = 2.0
-        self.lock = asyncio.Lock()
+        self.lock = asyncio.Lock()  # one command to the page at a time (captures, input)
+        self.input_lock = asyncio.Lock()  # one gesture at a time, all of it
         self._capture = Capture(token=0)
         self._reloading = False  # reload(): the page is being replaced
         self._pw = self._browser = self._page = self._cdp = None
@@ -285,12 +287,17 @@ class Screen:
     def _css(self, x: float, y: float) -> tuple[float, float]:
         return x / self.scale, y / self.scale
 
+    @contextlib.asynccontextmanager
+    async def _input(self):
+        async with self.input_lock, self.lock:
+            yield
+
     async def tap(self, x: int, y: int) -> None:
-        async with self.lock:
+        async with self._input():
             await self._page.mouse.click(*self._css(x, y))
 
     async def long_press(self, x: int, y: int, ms: int) -> None:
-        async with self.lock:
+        async with self._input():
             cx, cy = self._css(x, y)
             await self._page.mouse.move(cx, cy)
             await self._page.mouse.down()
@@ -314,33 +321,38 @@ class Screen:
         # The gesture takes the duration asked, as `input swipe` does on a phone; its last
         # SWIPE_REST_S the finger rests at the end before it lifts (at least half of it moves).
         moving = max(ms / 1000 - SWIPE_REST_S, ms / 2000, 0.001)
-        async with self.lock:
-            touch = "Input.dispatchTouchEvent"
-            await self._cdp.send(
-                touch, {"type": "touchStart", "touchPoints": [{"x": cx1, "y": cy1}]}
-            )
-            # The finger follows the clock: each move goes where the finger is by now. A move
-            # is a round trip to the renderer (~17 ms, a frame; more on a busy machine): a fixed
-            # number of moves with a sleep between them took two to three times the duration.
-            loop = asyncio.get_running_loop()
-            start = loop.time()
-            done = 0.0
-            while done < 1:
-                await asyncio.sleep(min(SWIPE_MOVE_S, max(0.0, start + moving - loop.time())))
-                done = min(1.0, (loop.time() - start) / moving)
-                x, y = cx1 + (cx2 - cx1) * done, cy1 + (cy2 - cy1) * done
+        touch = "Input.dispatchTouchEvent"
+        async with self.input_lock:
+            async with self.lock:
                 await self._cdp.send(
-                    touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+                    touch, {"type": "touchStart", "touchPoints": [{"x": cx1, "y": cy1}]}
                 )
+                # The finger follows the clock: each move goes where the finger is by now. A
+                # move is a round trip to the renderer (~17 ms, a frame; more on a busy
+                # machine): a fixed number of moves, each followed by a sleep, took two to three
+                # times the duration.
+                loop = asyncio.get_running_loop()
+                start = loop.time()
+                done = 0.0
+                while done < 1:
+                    left = start + moving - loop.time()
+                    await asyncio.sleep(min(SWIPE_MOVE_S, max(0.0, left)))
+                    done = min(1.0, (loop.time() - start) / moving)
+                    x, y = cx1 + (cx2 - cx1) * done, cy1 + (cy2 - cy1) * done
+                    await self._cdp.send(
+                        touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+                    )
             # The rest: the page scrolls by the distance swiped and no fling follows (a fling
             # would scroll on for up to a second, by an amount the recorded action does not
-            # say, and hold up the settle).
+            # say, and hold up the settle). The screen already shows where the swipe ends:
+            # captures (the live view's) may be taken meanwhile; other input waits.
             await asyncio.sleep(SWIPE_REST_S)
-            await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
+            async with self.lock:
+                await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
 
     async def drag(self, x1: int, y1: int, x2: int, y2: int, ms: int) -> None:
         (cx1, cy1), (cx2, cy2) = self._css(x1, y1), self._css(x2, y2)
-        async with self.lock:
+        async with self._input():
             mouse = self._page.mouse
             await mouse.move(cx1, cy1)
             await mouse.down()
@@ -349,11 +361,11 @@ class Screen:
             await mouse.up()
 
     async def type_text(self, text: str) -> None:
-        async with self.lock:
+        async with self._input():
             await self._page.keyboard.insert_text(text)
 
     async def clear_text(self) -> None:
-        async with self.lock:
+        async with self._input():
             await self._eval(
                 "(() => { const d = wpSystem.frontDoc(); const el = d && d.activeElement;"
                 " if (el && 'value' in el) { el.select(); d.execCommand('delete'); } })()"
@@ -362,7 +374,7 @@ class Screen:
     async def keyevent(self, code: int, long_press: bool = False) -> None:
         if code in NO_OP:
             return
-        async with self.lock:
+        async with self._input():
             if code == HOME:
                 await self._eval("wpSystem.home()")
             elif code == BACK:
@@ -373,9 +385,9 @@ class Screen:
                 await self._page.keyboard.press(PAGE_KEYS[code], delay=500 if long_press else 0)
 
     async def start_app(self, package: str, extras: dict) -> bool:
-        async with self.lock:
+        async with self._input():
             return await self._eval("([p, e]) => wpSystem.start(p, e)", [package, extras])
 
     async def force_stop(self, package: str) -> None:
-        async with self.lock:
+        async with self._input():
             await self._eval("(p) => wpSystem.stop(p)", package)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import threading
 import time
 
 import pytest
@@ -167,6 +168,29 @@ def test_a_swipe_takes_the_duration_asked_when_the_renderer_is_slow(device, virt
     # The finger follows the clock: a move every frame, each a round trip, used to add the
     # round trips to the duration (25 moves at 30 ms each: 1.2 s for a 400 ms swipe).
     assert 0.4 <= took < 0.75, took
+
+
+def test_the_screen_is_captured_while_the_finger_rests_at_the_end_of_a_swipe(device, monkeypatch):
+    from devices.virtual import screen
+
+    monkeypatch.setattr(screen, "SWIPE_REST_S", 1.0)  # a long rest, to capture in it for sure
+    device.app_start("com.waypoint.freshcart")
+    settled_screen(device)
+    before = device.shell(["screencap", "-p"], encoding=None)
+    returned = []
+    swipe = threading.Thread(
+        target=lambda: returned.append(
+            (device.shell(["input", "swipe", "270", "900", "270", "600", "1300"]), time.monotonic())
+        )
+    )
+    swipe.start()
+    time.sleep(0.7)  # moved for 0.3 s, resting for 1 s
+    during = device.shell(["screencap", "-p"], encoding=None)
+    captured_at = time.monotonic()
+    swipe.join()
+    # The live view's frame need not wait for the finger to lift: the page is where it ends.
+    assert captured_at < returned[0][1] - 0.3
+    assert during != before
 
 
 @pytest.mark.parametrize("ms", [60, 400, 1000])
