@@ -166,7 +166,7 @@ def browser_figures(serial: str, user, task, args: argparse.Namespace) -> None:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(f"{url}/login/")
         page.fill("input[name=username]", "bench")
         page.fill("input[name=password]", "bench-password")

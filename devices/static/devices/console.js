@@ -27,8 +27,10 @@
   const zoomLevel = document.getElementById("zoom-level");
   const info = document.querySelector(".screen-info");
   const deviceHeight = Number(d.height) || 1200;
-  const ZOOM_KEY = "waypoint.console.zoom", ZOOM_STEP = 1.25, ZOOM_MIN = 0.2, ZOOM_MAX = 3;
-  let zoom = Number(localStorage.getItem(ZOOM_KEY)) || 0;  // CSS px per device px; 0: fit
+  const ZOOM_KEY = `waypoint.console.zoom:${d.serial}`;
+  const ZOOM_STEP = 1.25, ZOOM_MIN = 0.2, ZOOM_MAX = 3;
+  let zoom = 0;  // CSS px per device px; 0: fit the window
+  try { zoom = Number(localStorage.getItem(ZOOM_KEY)) || 0; } catch (e) { /* no storage */ }
   function fitScale() {
     const top = frame.getBoundingClientRect().top + window.scrollY;
     const border = live.offsetHeight - live.clientHeight;
@@ -38,19 +40,24 @@
   function applyZoom() {
     const fit = fitScale();
     const scale = zoom ? Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoom)) : fit;
+    const border = live.offsetHeight - live.clientHeight;
     live.style.height = `${Math.round(deviceHeight * scale)}px`;
-    frame.style.maxHeight = `${Math.round(deviceHeight * fit) + live.offsetHeight - live.clientHeight}px`;
+    frame.style.maxHeight = `${Math.round(deviceHeight * fit) + border}px`;
     zoomLevel.textContent = zoom ? `${Math.round(scale * 100)}%` : "fit";
     frame.classList.toggle("zoomed", scale > fit + 0.001);
   }
   function setZoom(value) {
     zoom = value && Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, value));
-    if (zoom) localStorage.setItem(ZOOM_KEY, String(zoom)); else localStorage.removeItem(ZOOM_KEY);
+    try {
+      if (zoom) localStorage.setItem(ZOOM_KEY, String(zoom));
+      else localStorage.removeItem(ZOOM_KEY);
+    } catch (e) { /* storage refused: the zoom lasts as long as the page */ }
     applyZoom();
   }
-  const currentScale = () => zoom || fitScale();
-  document.getElementById("zoom-in").addEventListener("click", () => setZoom(currentScale() * ZOOM_STEP));
-  document.getElementById("zoom-out").addEventListener("click", () => setZoom(currentScale() / ZOOM_STEP));
+  const zoomIn = () => setZoom((zoom || fitScale()) * ZOOM_STEP);
+  const zoomOut = () => setZoom((zoom || fitScale()) / ZOOM_STEP);
+  document.getElementById("zoom-in").addEventListener("click", zoomIn);
+  document.getElementById("zoom-out").addEventListener("click", zoomOut);
   document.getElementById("zoom-fit").addEventListener("click", () => setZoom(0));
   window.addEventListener("resize", applyZoom);
   applyZoom();
@@ -403,10 +410,7 @@
       if (e.key === "Escape") e.target.blur();
       return;
     }
-    const zoomKeys = {
-      "+": () => setZoom(currentScale() * ZOOM_STEP), "=": () => setZoom(currentScale() * ZOOM_STEP),
-      "-": () => setZoom(currentScale() / ZOOM_STEP), 0: () => setZoom(0),
-    };
+    const zoomKeys = {"+": zoomIn, "=": zoomIn, "-": zoomOut, 0: () => setZoom(0)};
     if (zoomKeys[e.key]) { e.preventDefault(); zoomKeys[e.key](); return; }
     if (!recording) return;
     const keys = {
