@@ -51,6 +51,9 @@ run: provision
 	$(BIN)/celery -A config worker -P solo --loglevel=info >var/worker.log 2>&1 &
 	pids+=($$!)
 	echo "Celery worker started (log: var/worker.log)"
+	# The adb server of ADB_SERVERS (default: ANDROID_ADB_SERVER_PORT, else 5037) on this machine:
+	# on a shared machine another person's server may hold 5037.
+	$(BIN)/python manage.py adb_server || echo "The devices page will say the adb server is unreachable."
 	if [ "$$WAYPOINT_VIRTUAL_DEVICE" = 1 ]; then
 		$(BIN)/python manage.py virtual_device --connect >var/virtual_device.log 2>&1 &
 		pids+=($$!)

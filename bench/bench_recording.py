@@ -6,10 +6,12 @@
    calls it needs, one after another: input swipe + screencap -p + uiautomator dump.
 2. From a step stored to the step visible in the console (Chromium): the panel rendered, sent
    and swapped in (the step's own durations come back in a Server-Timing header).
-3. From a click (or a drag) on the live view to the new screen visible there, as a person
-   records: the action, the settle wait, the capture and the live view's frame all counted.
-   "visible" is the moment the live view shows the screen the step recorded as its result;
-   "in the filmstrip" the moment the step's panel is swapped in.
+3. From the release of a click, a drag (~400 ms, as a person scrolls) or a flick (~80 ms) on
+   the live view to the new screen there, as a person records: the action, the settle wait,
+   the capture and the live view's frame all counted. "first new frame" is the first frame
+   drawn after the release that differs from the one shown at the release; "result" the moment
+   the live view shows the screen the step recorded as its result; "in the filmstrip" the
+   moment the step's panel is swapped in.
 4. The live view's frames per second on an idle and on a changing screen, polling as the
    console does (fast after a change, backing off while unchanged).
 """
@@ -64,6 +66,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--size", default="540x1200")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds of gestures in section 3")
+    parser.add_argument(
+        "--gestures-only", action="store_true", help="section 3 alone (taps, drags, flicks)"
+    )
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -79,16 +85,15 @@ def main() -> None:
                        capture_output=True)  # fmt: skip
         time.sleep(0.5)
         settings.ADB_SERVERS = [f"127.0.0.1:{adb_port}"]
-        run(phone.serial, adb_port, args.steps, width, height)
+        run(phone.serial, adb_port, args, width, height)
     finally:
         phone.stop()
         subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=env, capture_output=True)
 
 
-def run(serial: str, adb_port: int, steps: int, width: int, height: int) -> None:
+def run(serial: str, adb_port: int, args: argparse.Namespace, width: int, height: int) -> None:
     from django.contrib.auth import get_user_model
 
-    from devices.services import do_start_recording, do_take_device, record_step
     from trajectories.records import TaskRecord
     from trajectories.services import do_create_project, get_or_create_task
 
@@ -103,7 +108,16 @@ def run(serial: str, adb_port: int, steps: int, width: int, height: int) -> None
     device.app_start("com.waypoint.freshcart")
     time.sleep(1)
 
-    # 1. bare adbutils calls vs a recorded step
+    if not args.gestures_only:
+        step_figures(serial, user, task, device, args.steps, width, height)
+    print(f"Console gestures on the virtual device at {width}x{height}, {args.rounds} rounds")
+    browser_figures(serial, user, task, args)
+
+
+def step_figures(serial: str, user, task, device, steps: int, width: int, height: int) -> None:
+    """1. bare adbutils calls vs a recorded step"""
+    from devices.services import do_start_recording, do_take_device, record_step
+
     bare = []
     for i in range(steps):
         start = time.perf_counter()
@@ -131,10 +145,8 @@ def run(serial: str, adb_port: int, steps: int, width: int, height: int) -> None
     print(f"  ratio of medians {ratio:.2f} (budget 1.10){'  ok' if ratio <= 1.1 else '  OVER'}")
     print(f"  settle wait (not counted)                    {stats(settle)}")
 
-    browser_figures(serial, user, task)
 
-
-def browser_figures(serial: str, user, task) -> None:
+def browser_figures(serial: str, user, task, args: argparse.Namespace) -> None:
     from django.test.testcases import LiveServerThread
     from playwright.sync_api import sync_playwright
 
@@ -154,7 +166,7 @@ def browser_figures(serial: str, user, task) -> None:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=settings.CHROMIUM_PATH, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(f"{url}/login/")
         page.fill("input[name=username]", "bench")
         page.fill("input[name=password]", "bench-password")
@@ -165,73 +177,78 @@ def browser_figures(serial: str, user, task) -> None:
         page.click("text=Start recording")
         page.wait_for_function("document.querySelector('#screen').naturalWidth > 0")
 
-        # 2. stored → visible: time in the browser from request to swap, less the step itself
-        visible = []
-        for i in range(10):
-            x, y, x2, y2, ms = SWIPES[i % 2]
-            took = page.evaluate(
-                """async ([x, y, x2, y2, ms]) => {
-                    const t0 = performance.now();
-                    const body = new URLSearchParams(
-                        {type: "swipe", x, y, x2, y2, duration_ms: ms});
-                    const csrf = JSON.parse(
-                        document.body.getAttribute("hx-headers"))["X-CSRFToken"];
-                    const r = await fetch(document.getElementById("console").dataset.actUrl, {
-                        method: "POST", body,
-                        headers: {"X-CSRFToken": csrf, "HX-Request": "true"}});
-                    const html = await r.text();
-                    document.getElementById("recording").innerHTML = html;
-                    await new Promise(requestAnimationFrame);
-                    const t1 = performance.now();
-                    const timing = r.headers.get("Server-Timing") || "";
-                    const step = [...timing.matchAll(/dur=([\\d.]+)/g)]
-                        .reduce((a, m) => a + Number(m[1]), 0);
-                    return [t1 - t0, step];
-                }""",
-                [x, y, x2, y2, ms],
-            )
-            visible.append(took[0] - took[1])
-        print(f"  step stored → visible in the browser         {stats(visible)}  (budget 300 ms)")
-
-        click_to_visible(page, serial)
-
-        # 4. live view frame rate: idle, then with the screen changing all the time
-        def count(seconds: float) -> tuple[float, float]:
-            page.evaluate("window.__f = 0; window.__p = 0")
-            page.evaluate(
-                """() => { const img = document.getElementById('screen');
-                    new MutationObserver(() => window.__f++).observe(img, {attributes: true});
-                    const orig = window.fetch; window.fetch = (...a) => {
-                      if (String(a[0]).includes('/frame/')) window.__p++; return orig(...a); }; }"""
-            )
-            time.sleep(seconds)
-            frames, polls = page.evaluate("[window.__f, window.__p]")
-            return frames / seconds, polls / seconds
-
-        time.sleep(3)
-        idle = count(6)
-        stop = threading.Event()
-        device = adbutils.AdbClient(port=int(settings.ADB_SERVERS[0].split(":")[1])).device(serial)
-
-        def keep_scrolling():
-            i = 0
-            while not stop.is_set():
-                device.shell(["input", "swipe", *SWIPES[i % 2][:4], "40"])
-                i += 1
-
-        thread = threading.Thread(target=keep_scrolling)
-        thread.start()
-        changing = count(6)
-        stop.set()
-        thread.join()
-        print(
-            f"  live view, idle screen:     {idle[0]:4.1f} frames/s ({idle[1]:.1f} polls/s, 304s)"
-        )
-        print(
-            f"  live view, changing screen: {changing[0]:4.1f} frames/s ({changing[1]:.1f} polls/s)"
-        )
+        if not args.gestures_only:
+            stored_to_visible(page)
+        click_to_visible(page, serial, args.rounds)
+        if not args.gestures_only:
+            frame_rates(page, serial)
         browser.close()
     server.terminate()
+
+
+def stored_to_visible(page) -> None:
+    """2. stored → visible: time in the browser from request to swap, less the step itself."""
+    visible = []
+    for i in range(10):
+        x, y, x2, y2, ms = SWIPES[i % 2]
+        took = page.evaluate(
+            """async ([x, y, x2, y2, ms]) => {
+                const t0 = performance.now();
+                const body = new URLSearchParams(
+                    {type: "swipe", x, y, x2, y2, duration_ms: ms});
+                const csrf = JSON.parse(
+                    document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+                const r = await fetch(document.getElementById("console").dataset.actUrl, {
+                    method: "POST", body,
+                    headers: {"X-CSRFToken": csrf, "HX-Request": "true"}});
+                const html = await r.text();
+                document.getElementById("recording").innerHTML = html;
+                await new Promise(requestAnimationFrame);
+                const t1 = performance.now();
+                const timing = r.headers.get("Server-Timing") || "";
+                const step = [...timing.matchAll(/dur=([\\d.]+)/g)]
+                    .reduce((a, m) => a + Number(m[1]), 0);
+                return [t1 - t0, step];
+            }""",
+            [x, y, x2, y2, ms],
+        )
+        visible.append(took[0] - took[1])
+    print(f"  step stored → visible in the browser         {stats(visible)}  (budget 300 ms)")
+
+
+def frame_rates(page, serial: str) -> None:
+    """4. live view frame rate: idle, then with the screen changing all the time."""
+
+    def count(seconds: float) -> tuple[float, float]:
+        page.evaluate("window.__f = 0; window.__p = 0")
+        page.evaluate(
+            """() => { const img = document.getElementById('screen');
+                new MutationObserver(() => window.__f++).observe(img, {attributes: true});
+                const orig = window.fetch; window.fetch = (...a) => {
+                  if (String(a[0]).includes('/frame/')) window.__p++; return orig(...a); }; }"""
+        )
+        time.sleep(seconds)
+        frames, polls = page.evaluate("[window.__f, window.__p]")
+        return frames / seconds, polls / seconds
+
+    time.sleep(3)
+    idle = count(6)
+    stop = threading.Event()
+    device = adbutils.AdbClient(port=int(settings.ADB_SERVERS[0].split(":")[1])).device(serial)
+
+    def keep_scrolling():
+        i = 0
+        while not stop.is_set():
+            device.shell(["input", "swipe", *SWIPES[i % 2][:4], "40"])
+            i += 1
+
+    thread = threading.Thread(target=keep_scrolling)
+    thread.start()
+    changing = count(6)
+    stop.set()
+    thread.join()
+    print(f"  live view, idle screen:     {idle[0]:4.1f} frames/s ({idle[1]:.1f} polls/s, 304s)")
+    print(f"  live view, changing screen: {changing[0]:4.1f} frames/s ({changing[1]:.1f} polls/s)")
 
 
 def _live_point(page, x: int, y: int) -> tuple[float, float]:
@@ -246,8 +263,9 @@ def _live_point(page, x: int, y: int) -> tuple[float, float]:
 
 
 def click_to_visible(page, serial: str, rounds: int = 8) -> None:
-    """3. A tap and a swipe on the live view, timed in the page from pointerdown to the frame
-    showing the recorded result, and to the step's panel swapped in."""
+    """3. Taps, drags and flicks on the live view, timed in the page from the release
+    (``pointerup``) to the first new frame drawn, to the frame showing the recorded result,
+    and to the step's panel swapped in."""
     import adbutils
 
     from trajectories.models import Trajectory
@@ -256,12 +274,14 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
     device = adbutils.AdbClient(port=int(settings.ADB_SERVERS[0].split(":")[1])).device(serial)
     page.evaluate(
         """() => {
-            window.__marks = {down: 0, frames: [], swaps: []};
+            window.__marks = {down: 0, up: 0, upEtag: '', frames: [], swaps: []};
             const live = document.getElementById('live');
             live.addEventListener('pointerdown', () => {
-                window.__marks = {down: performance.now(), up: 0, frames: [], swaps: []}; }, true);
-            live.addEventListener('pointerup', () => { window.__marks.up = performance.now(); },
-                                  true);
+                window.__marks = {down: performance.now(), up: 0, upEtag: '', frames: [],
+                                  swaps: []}; }, true);
+            live.addEventListener('pointerup', () => {
+                window.__marks.up = performance.now();
+                window.__marks.upEtag = live.dataset.etag; }, true);
             new MutationObserver(() => {
                 // The frame counts when it is drawn, not when its URL is set.
                 const etag = live.dataset.etag, img = document.getElementById('screen');
@@ -276,7 +296,7 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
     def steps_shown() -> int:
         return int(page.evaluate("document.querySelector('#live').dataset.steps || '0'"))
 
-    def one(gesture) -> tuple[float, float]:
+    def one(gesture) -> tuple[float, float, float]:
         before = steps_shown()
         gesture()
         page.wait_for_function(
@@ -289,11 +309,13 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
             timeout=20_000,
         )  # fmt: skip
         marks = page.evaluate("window.__marks")
-        seen = min(t for t, e in marks["frames"] if e == etag) - marks["down"]
-        swapped = marks["swaps"][0] - marks["down"]
-        held.append(marks["up"] - marks["down"])
+        up = marks["up"]
+        first = min(t for t, e in marks["frames"] if t >= up and e != marks["upEtag"]) - up
+        result = min(t for t, e in marks["frames"] if e == etag) - up
+        swapped = marks["swaps"][0] - up
+        held.append(up - marks["down"])
         time.sleep(0.4)  # let the live view back off, as between a person's actions
-        return seen, swapped
+        return first, result, swapped
 
     def tap_home() -> None:
         page.mouse.click(*_live_point(page, 270, 1176))  # the navigation bar's Home
@@ -305,11 +327,20 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
         )  # fmt: skip
         page.mouse.click(*_live_point(page, *icon.center))
 
-    def drag(y1: int, y2: int):
+    def drag(y1: int, y2: int, ms: int):
+        """The pointer moves from y1 to y2 in ``ms`` and lifts at once (a move every ~40 ms:
+        each is a round trip to Chromium, and more of them made the drag last longer)."""
+
         def go() -> None:
+            moves = max(3, ms // 40)
             page.mouse.move(*_live_point(page, 270, y1))
             page.mouse.down()
-            page.mouse.move(*_live_point(page, 270, y2), steps=8)
+            start = time.perf_counter()
+            for i in range(1, moves + 1):
+                wait = start + ms / 1000 * i / moves - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+                page.mouse.move(*_live_point(page, 270, round(y1 + (y2 - y1) * i / moves)))
             page.mouse.up()
 
         return go
@@ -317,23 +348,30 @@ def click_to_visible(page, serial: str, rounds: int = 8) -> None:
     held: list[float] = []  # pointerdown → pointerup: a drag's length is replayed on the device
     one(tap_shop)  # the shop's first launch (it loads), and back: not counted
     one(tap_home)
-    taps, tap_swaps, swipes, swipe_swaps = [], [], [], []
+    figures: dict[str, list[tuple[float, float, float]]] = {"tap": [], "drag": [], "flick": []}
+    lengths: dict[str, list[float]] = {"drag": [], "flick": []}
     for _ in range(rounds):
-        for gesture, seen_list, swapped_list in (
-            (tap_shop, taps, tap_swaps),
-            (drag(900, 500), swipes, swipe_swaps),
-            (drag(500, 900), swipes, swipe_swaps),
-            (tap_home, taps, tap_swaps),
+        for kind, gesture in (
+            ("tap", tap_shop),
+            ("drag", drag(900, 500, 400)),
+            ("drag", drag(500, 900, 400)),
+            ("flick", drag(900, 600, 80)),
+            ("flick", drag(600, 900, 80)),
+            ("tap", tap_home),
         ):
-            seen, swapped = one(gesture)
-            seen_list.append(seen)
-            swapped_list.append(swapped)
-    print(f"  click → new screen visible, tap              {stats(taps)}  (aim 400 ms)")
-    print(f"  click → step in the filmstrip, tap           {stats(tap_swaps)}")
-    print(f"  drag → new screen visible, swipe             {stats(swipes)}  (aim 800 ms)")
-    print(f"  drag → step in the filmstrip, swipe          {stats(swipe_swaps)}")
-    drags = held[2:][1::4] + held[2:][2::4]
-    print(f"  of which the drag itself (down → up)         {stats(drags)}")
+            figures[kind].append(one(gesture))
+            if kind in lengths:
+                lengths[kind].append(held[-1])
+    aims = {"tap": 400, "drag": 800, "flick": 800}
+    print("  from the release (pointerup) of a gesture on the live view:")
+    for kind, rows in figures.items():
+        first, result, swapped = (list(column) for column in zip(*rows, strict=True))
+        aim = aims[kind]
+        print(f"  {kind:5} → first new frame drawn              {stats(first)}  (aim {aim} ms)")
+        print(f"  {kind:5} → recorded result visible           {stats(result)}")
+        print(f"  {kind:5} → step in the filmstrip             {stats(swapped)}")
+    for kind, values in lengths.items():
+        print(f"  the {kind} itself (down → up)                {stats(values)}")
 
 
 if __name__ == "__main__":

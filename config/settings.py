@@ -294,8 +294,9 @@ if REDIS_URL:
 else:
     SESSION_ENGINE = "django.contrib.sessions.backends.db"
 
-# ADB: the adb servers whose devices Waypoint sees, as host:port.
-ADB_SERVERS = envlist("ADB_SERVERS", "127.0.0.1:5037")
+# ADB: the adb servers whose devices Waypoint sees, as host:port. By default the local one on
+# adb's own port (ANDROID_ADB_SERVER_PORT, as the adb command line reads it, else 5037).
+ADB_SERVERS = envlist("ADB_SERVERS", f"127.0.0.1:{os.getenv('ANDROID_ADB_SERVER_PORT') or 5037}")
 
 # Import limits, in bytes.
 WAYPOINT_MAX_UPLOAD_BYTES = envint("WAYPOINT_MAX_UPLOAD_BYTES", 2 * 1024**3)

@@ -86,6 +86,7 @@ from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.environment import read_environment
 from .services.inventory import do_update_device
 from .services.leases import final_stretch_notice, latest_end
+from .services.recording import NoFocusedField
 from .virtual.status import read_status
 
 RECORDING_ERRORS = (
@@ -418,9 +419,13 @@ def act(request: HttpRequest, serial: str) -> HttpResponse:
         action = action_from_post(request.POST)
         if action["type"] in (ActionType.ANSWER, ActionType.TERMINATE):
             raise InvalidData("Use Finish to answer or end the task.")
-        step = record_step(trajectory, action, request.user)
+        # A person's text goes into a focused field, unless they chose "Type anyway".
+        require_focus = request.POST.get("type_anyway") != "1"
+        step = record_step(trajectory, action, request.user, require_focus=require_focus)
     except DeviceGone as exc:
         return _panel(request, serial, str(exc), trajectory=trajectory, gone=True)
+    except NoFocusedField as exc:
+        return _panel(request, serial, str(exc), unfocused_text=action["text"])
     except RECORDING_ERRORS as exc:
         return _panel(request, serial, str(exc))
     response = _panel(request, serial)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -60,6 +63,55 @@ class DeviceInfo:
 def split_server(server: str) -> tuple[str, int]:
     host, _, port = server.rpartition(":")
     return (host or "127.0.0.1"), int(port or 5037)
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def local_adb_port() -> int | None:
+    """The port of the first adb server of ``ADB_SERVERS`` on this machine (None: none is)."""
+    for server in settings.ADB_SERVERS:
+        host, port = split_server(server)
+        if host in LOCAL_HOSTS:
+            return port
+    return None
+
+
+class AdbServerError(Exception):
+    """No adb server answers on a port of this machine, and none could be started there."""
+
+
+def adb_server_answers(port: int) -> bool:
+    """Whether an adb server answers on ``port`` of this machine. Asked on a plain socket: an
+    adbutils client that finds no server starts one itself, on adb's default port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as conn:
+            conn.sendall(b"000chost:version")
+            return conn.recv(4) == b"OKAY"
+    except OSError:
+        return False
+
+
+def start_adb_server(port: int) -> bool:
+    """Start an adb server (the adbutils wheel's adb) on ``port`` of this machine unless one
+    answers there; True when this call started it."""
+    if adb_server_answers(port):
+        return False
+    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
+    try:
+        done = subprocess.run(
+            [adbutils.adb_path(), "-P", str(port), "start-server"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise AdbServerError(f"could not start an adb server on port {port}: {exc}") from exc
+    if done.returncode != 0:
+        why = done.stderr.strip() or done.stdout.strip() or f"adb exited with {done.returncode}"
+        raise AdbServerError(f"could not start an adb server on port {port}: {why}")
+    return True
 
 
 def client_for(server: str) -> adbutils.AdbClient:

@@ -79,6 +79,10 @@ class DeviceGone(RecordingError):
     """The device disappeared; the trajectory is now interrupted with its steps kept."""
 
 
+class NoFocusedField(InvalidData):
+    """Text to type, and no text field of the screen has focus: nothing was typed."""
+
+
 _device_locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -113,6 +117,32 @@ def ui_tree_of(screen: Screen) -> UITree | None:
     if screen.ui_xml is None:
         return None
     return _parsed(screen.ui_xml.sha256, read_blob(screen.ui_xml))
+
+
+def check_focused_field(screen: Screen) -> None:
+    """Refuse to type when the screen's UI XML shows no text field with focus.
+
+    The text would reach no field (the step would record an action that did nothing), and on a
+    phone its letters may act as an app's shortcuts. An XML that cannot be read is no reason to
+    refuse. A person who knows better (an app whose XML does not report focus) types anyway.
+    """
+    tree = ui_tree_of(screen)
+    if tree is None:
+        return
+    focused = [el for el in tree.elements if el.focused]
+    if any(el.editable for el in focused):
+        return
+    # The innermost: the frames holding it report focus too.
+    focused = focused[-1] if focused else None
+    name = focused and (focused.text or focused.content_desc or focused.resource_id)
+    what = "no text field on the device's screen has focus"
+    if name:
+        kind = focused.class_name.rsplit(".", 1)[-1] or "element"
+        what += f" (its UI XML shows focus on a {kind}, {name!r})"
+    raise NoFocusedField(
+        f"Nothing was typed: {what}, so the text would go nowhere. "
+        "Tap the text field first, or type anyway."
+    )
 
 
 def target_at(screen: Screen, fields: dict[str, Any]) -> dict[str, Any] | None:
@@ -473,12 +503,17 @@ def record_step(
     conn: Connected | None = None,
     *,
     text: dict[str, str] | None = None,
+    require_focus: bool = False,
 ) -> Step:
     """Execute a canonical action on the trajectory's device and record it as the next step.
 
     ``text``: the step's thought, summary and memory as its driver wrote them with the action
-    (an agent's output), stored with the step. The returned step carries ``timings`` (ms:
-    action, settle, capture, store), not stored.
+    (an agent's output), stored with the step. ``require_focus``: text is typed only when the
+    current screen's UI XML shows a text field with focus (:func:`check_focused_field`), as the
+    console asks for a person's steps; agents and API clients have what they type recorded as
+    they typed it.
+
+    The returned step carries ``timings`` (ms: action, settle, capture, store), not stored.
     """
     action_type, fields = check_action(action)
     text = {name: str(value) for name, value in (text or {}).items() if value}
@@ -494,6 +529,8 @@ def record_step(
             fields = {**fields, "app_label": label}
     before = _current_screen(trajectory)
     check_point_on_screen(fields, before.width, before.height)
+    if require_focus and action_type == ActionType.TYPE:
+        check_focused_field(before)
     target = target_at(before, fields)
     if action_type in NO_DEVICE_ACTIONS:
         step = _save_step(trajectory, before, action_type, fields, target, actor, text=text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import shutil
@@ -26,9 +27,20 @@ logger = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 ORIGIN = "http://device.waypoint.test"
-SCREEN_ARGS = [*CHROMIUM_ARGS, "--headless", "--disable-smooth-scrolling", "--hide-scrollbars"]
+# Without scroll resampling a touch scroll moves the page by the distance the finger moved: with
+# it, Chromium scrolls ahead of a fast finger (predicting where it will be) and stays there.
+SCREEN_ARGS = [
+    *CHROMIUM_ARGS,
+    "--headless",
+    "--disable-smooth-scrolling",
+    "--hide-scrollbars",
+    "--disable-features=ResamplingScrollEvents",
+]
 LAUNCHER = ("com.android.launcher3", ".Launcher")
-SWIPE_REST_S = 0.06  # longer than Chromium's 40 ms after which a pointer counts as stopped
+# A finger that lifts 80 ms or more after its last move has stopped: no fling follows
+# (kAssumePointerUpStoppedTime of Chromium's ui/events/velocity_tracker).
+SWIPE_REST_S = 0.1
+SWIPE_MOVE_S = 0.016  # a touch move per frame, as a finger on a 60 Hz screen reports them
 # Playwright drives the screen's Chromium; it is the ``virtual`` extra.
 MISSING_EXTRA = "The virtual device needs the virtual extra: pip install 'waypoint[virtual]'"
 
@@ -60,7 +72,8 @@ class Screen:
             chromium_path or shutil.which("chromium") or shutil.which("chromium-browser") or ""
         )
         self.idle_timeout = 2.0
-        self.lock = asyncio.Lock()
+        self.lock = asyncio.Lock()  # one command to the page at a time (captures, input)
+        self.input_lock = asyncio.Lock()  # one gesture at a time, all of it
         self._capture = Capture(token=0)
         self._reloading = False  # reload(): the page is being replaced
         self._pw = self._browser = self._page = self._cdp = None
@@ -274,12 +287,17 @@ class Screen:
     def _css(self, x: float, y: float) -> tuple[float, float]:
         return x / self.scale, y / self.scale
 
+    @contextlib.asynccontextmanager
+    async def _input(self):
+        async with self.input_lock, self.lock:
+            yield
+
     async def tap(self, x: int, y: int) -> None:
-        async with self.lock:
+        async with self._input():
             await self._page.mouse.click(*self._css(x, y))
 
     async def long_press(self, x: int, y: int, ms: int) -> None:
-        async with self.lock:
+        async with self._input():
             cx, cy = self._css(x, y)
             await self._page.mouse.move(cx, cy)
             await self._page.mouse.down()
@@ -300,28 +318,41 @@ class Screen:
                 await self.tap(x1, y1)
             return
         (cx1, cy1), (cx2, cy2) = self._css(x1, y1), self._css(x2, y2)
-        steps = max(4, min(30, ms // 16))
-        async with self.lock:
-            touch = "Input.dispatchTouchEvent"
-            await self._cdp.send(
-                touch, {"type": "touchStart", "touchPoints": [{"x": cx1, "y": cy1}]}
-            )
-            for i in range(1, steps + 1):
-                x = cx1 + (cx2 - cx1) * i / steps
-                y = cy1 + (cy2 - cy1) * i / steps
+        # The gesture takes the duration asked, as `input swipe` does on a phone; its last
+        # SWIPE_REST_S the finger rests at the end before it lifts (at least half of it moves).
+        moving = max(ms / 1000 - SWIPE_REST_S, ms / 2000, 0.001)
+        touch = "Input.dispatchTouchEvent"
+        async with self.input_lock:
+            async with self.lock:
                 await self._cdp.send(
-                    touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+                    touch, {"type": "touchStart", "touchPoints": [{"x": cx1, "y": cy1}]}
                 )
-                await asyncio.sleep(ms / 1000 / steps)
-            # The finger rests at the end before it lifts: the page scrolls by the distance
-            # swiped and no fling follows (a fling would scroll on for up to a second, by an
-            # amount the recorded action does not say, and hold up the settle).
+                # The finger follows the clock: each move goes where the finger is by now. A
+                # move is a round trip to the renderer (~17 ms, a frame; more on a busy
+                # machine): a fixed number of moves, each followed by a sleep, took two to three
+                # times the duration.
+                loop = asyncio.get_running_loop()
+                start = loop.time()
+                done = 0.0
+                while done < 1:
+                    left = start + moving - loop.time()
+                    await asyncio.sleep(min(SWIPE_MOVE_S, max(0.0, left)))
+                    done = min(1.0, (loop.time() - start) / moving)
+                    x, y = cx1 + (cx2 - cx1) * done, cy1 + (cy2 - cy1) * done
+                    await self._cdp.send(
+                        touch, {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+                    )
+            # The rest: the page scrolls by the distance swiped and no fling follows (a fling
+            # would scroll on for up to a second, by an amount the recorded action does not
+            # say, and hold up the settle). The screen already shows where the swipe ends:
+            # captures (the live view's) may be taken meanwhile; other input waits.
             await asyncio.sleep(SWIPE_REST_S)
-            await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
+            async with self.lock:
+                await self._cdp.send(touch, {"type": "touchEnd", "touchPoints": []})
 
     async def drag(self, x1: int, y1: int, x2: int, y2: int, ms: int) -> None:
         (cx1, cy1), (cx2, cy2) = self._css(x1, y1), self._css(x2, y2)
-        async with self.lock:
+        async with self._input():
             mouse = self._page.mouse
             await mouse.move(cx1, cy1)
             await mouse.down()
@@ -330,11 +361,11 @@ class Screen:
             await mouse.up()
 
     async def type_text(self, text: str) -> None:
-        async with self.lock:
+        async with self._input():
             await self._page.keyboard.insert_text(text)
 
     async def clear_text(self) -> None:
-        async with self.lock:
+        async with self._input():
             await self._eval(
                 "(() => { const d = wpSystem.frontDoc(); const el = d && d.activeElement;"
                 " if (el && 'value' in el) { el.select(); d.execCommand('delete'); } })()"
@@ -343,7 +374,7 @@ class Screen:
     async def keyevent(self, code: int, long_press: bool = False) -> None:
         if code in NO_OP:
             return
-        async with self.lock:
+        async with self._input():
             if code == HOME:
                 await self._eval("wpSystem.home()")
             elif code == BACK:
@@ -354,9 +385,9 @@ class Screen:
                 await self._page.keyboard.press(PAGE_KEYS[code], delay=500 if long_press else 0)
 
     async def start_app(self, package: str, extras: dict) -> bool:
-        async with self.lock:
+        async with self._input():
             return await self._eval("([p, e]) => wpSystem.start(p, e)", [package, extras])
 
     async def force_stop(self, package: str) -> None:
-        async with self.lock:
+        async with self._input():
             await self._eval("(p) => wpSystem.stop(p)", package)

@@ -29,7 +29,7 @@ def start_recording(
     if not reset:
         page.uncheck("#reset")
     page.click("text=Start recording")
-    page.wait_for_function("document.querySelector('#screen').naturalWidth === 540")
+    page.wait_for_function("document.querySelector('#screen')?.naturalWidth === 540")
     return task
 
 

@@ -26,7 +26,7 @@ from devices.services import (
     record_step,
 )
 from devices.services.actions import CannotType, input_text_calls
-from devices.services.recording import ui_tree_of
+from devices.services.recording import NoFocusedField, ui_tree_of
 from devices.virtual import VirtualDevice
 from tests.devices.conftest import free_port
 from trajectories.models import AuditEvent, MemoryTarget, Status, Task, Trajectory
@@ -136,6 +136,29 @@ def test_it_types_any_unicode_and_shell_metacharacters(recording, alice, device)
     typed = element(current(recording), resource_id="com.waypoint.chatter:id/message_input")
     assert typed.text == text
     assert step.action == {"text": text}
+
+
+def test_a_person_types_only_into_a_focused_text_field(recording, alice, device):
+    record_step(recording, {"type": "open_app", "package": "com.waypoint.chatter"}, alice)
+    mia = element(current(recording), resource_id="com.waypoint.chatter:id/chat_mia")
+    record_step(recording, {"type": "click", "x": mia.center[0], "y": mia.center[1]}, alice)
+    screen = current(recording)
+    refused = "Nothing was typed: no text field on the device's screen has focus"
+    with pytest.raises(NoFocusedField, match=refused):
+        record_step(recording, {"type": "type", "text": "hello"}, alice, require_focus=True)
+    recording.refresh_from_db()
+    assert recording.step_count == 2 and current(recording) == screen  # nothing sent, nothing kept
+
+    box = element(screen, resource_id="com.waypoint.chatter:id/message_input")
+    record_step(recording, {"type": "click", "x": box.center[0], "y": box.center[1]}, alice)
+    record_step(recording, {"type": "type", "text": "hello"}, alice, require_focus=True)
+    typed = element(current(recording), resource_id="com.waypoint.chatter:id/message_input")
+    assert typed.text == "hello"
+
+
+def test_an_agent_s_text_is_typed_and_recorded_focused_or_not(recording, alice):
+    step = record_step(recording, {"type": "type", "text": "hello"}, alice)
+    assert (step.index, step.action) == (0, {"text": "hello"})
 
 
 def test_input_text_falls_back_per_character_class():

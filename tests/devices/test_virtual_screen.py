@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import threading
 import time
 
 import pytest
@@ -129,6 +131,79 @@ def test_swipe_scrolls(device):
     time.sleep(0.3)
     after = device.shell("waypoint visible-vars")
     assert before != after
+
+
+class SlowRenderer:
+    """The screen's DevTools session, answering each command ``delay`` seconds late, as a
+    renderer on a busy machine does."""
+
+    def __init__(self, session, delay: float):
+        self.session, self.delay = session, delay
+
+    async def send(self, method, params=None):
+        await asyncio.sleep(self.delay)
+        return await self.session.send(method, params)
+
+
+def scrolled(virtual_device) -> float:
+    """How far the foreground app's page is scrolled, in CSS pixels."""
+    return virtual_device.call(
+        virtual_device.phone.screen._eval,
+        "document.querySelector('iframe.front').contentDocument.scrollingElement.scrollTop",
+    )
+
+
+def test_a_swipe_takes_the_duration_asked_when_the_renderer_is_slow(device, virtual_device):
+    device.app_start("com.waypoint.freshcart")
+    settled_screen(device)
+    screen = virtual_device.phone.screen
+    session = screen._cdp
+    screen._cdp = SlowRenderer(session, 0.03)
+    try:
+        start = time.monotonic()
+        device.shell(["input", "swipe", "270", "900", "270", "500", "400"])
+        took = time.monotonic() - start
+    finally:
+        screen._cdp = session
+    # The finger follows the clock: a move every frame, each a round trip, used to add the
+    # round trips to the duration (25 moves at 30 ms each: 1.2 s for a 400 ms swipe).
+    assert 0.4 <= took < 0.75, took
+
+
+def test_the_screen_is_captured_while_the_finger_rests_at_the_end_of_a_swipe(device, monkeypatch):
+    from devices.virtual import screen
+
+    monkeypatch.setattr(screen, "SWIPE_REST_S", 1.0)  # a long rest, to capture in it for sure
+    device.app_start("com.waypoint.freshcart")
+    settled_screen(device)
+    before = device.shell(["screencap", "-p"], encoding=None)
+    returned = []
+    swipe = threading.Thread(
+        target=lambda: returned.append(
+            (device.shell(["input", "swipe", "270", "900", "270", "600", "1300"]), time.monotonic())
+        )
+    )
+    swipe.start()
+    time.sleep(0.7)  # moved for 0.3 s, resting for 1 s
+    during = device.shell(["screencap", "-p"], encoding=None)
+    captured_at = time.monotonic()
+    swipe.join()
+    # The live view's frame need not wait for the finger to lift: the page is where it ends.
+    assert captured_at < returned[0][1] - 0.3
+    assert during != before
+
+
+@pytest.mark.parametrize("ms", [60, 400, 1000])
+def test_a_swipe_scrolls_by_the_distance_swiped_however_fast(device, virtual_device, ms):
+    device.app_start("com.waypoint.freshcart")
+    settled_screen(device)
+    scale = virtual_device.phone.screen.scale
+    before = scrolled(virtual_device)
+    device.shell(["input", "swipe", "270", "900", "270", "600", str(ms)])
+    time.sleep(0.5)  # a fling, if any, would scroll on meanwhile
+    # Less Chromium's touch slop (15 CSS px), as a phone's list starts to scroll only after it.
+    distance = 300 / scale
+    assert distance - 20 <= scrolled(virtual_device) - before <= distance
 
 
 def test_visible_vars_report_where_memory_variables_are(device, virtual_device):

@@ -1,10 +1,14 @@
 """``manage.py virtual_device``: run a virtual phone until interrupted.
 
 Defaults come from the WAYPOINT_VIRTUAL_* settings; ``--connect`` also asks the adb server to
-``adb connect`` to it (and again after the adb server restarts).
+``adb connect`` to it (and again after the adb server restarts). That adb server is the one
+Waypoint watches: the first local one of ``ADB_SERVERS`` (whose default follows adb's own
+``ANDROID_ADB_SERVER_PORT``), started on its port when none answers there. A machine shared by
+several people has several adb servers; the device must land on this Waypoint's.
 """
 
 import logging
+import os
 import signal
 import threading
 from pathlib import Path
@@ -12,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from devices.services.adb import AdbServerError, local_adb_port, start_adb_server
 from devices.virtual import VirtualDevice
 from devices.virtual.apps import ManifestError
 from devices.virtual.device import DeviceConfig, parse_size
@@ -56,7 +61,12 @@ class Command(BaseCommand):
             action="store_true",
             help="make the local adb server connect to the device (and reconnect)",
         )
-        parser.add_argument("--adb-port", type=int, default=5037, help="the adb server's port")
+        parser.add_argument(
+            "--adb-port",
+            type=int,
+            default=None,
+            help="the adb server's port (default: the first local server of ADB_SERVERS)",
+        )
         parser.add_argument(
             "--status-file",
             type=Path,
@@ -117,8 +127,25 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, _interrupt)
         stop = threading.Event()
         if options["connect"]:
+            adb_port = options["adb_port"] or local_adb_port()
+            if adb_port is None:
+                adb_port = int(os.environ.get("ANDROID_ADB_SERVER_PORT") or 5037)
+                self.stderr.write(
+                    f"ADB_SERVERS names no adb server on this machine: the device joins "
+                    f"127.0.0.1:{adb_port}, which Waypoint does not watch."
+                )
+            # adbutils starts `adb start-server` itself when its server does not answer: on
+            # this port, not adb's default.
+            os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
+            try:
+                started = start_adb_server(adb_port)
+            except AdbServerError as exc:
+                self.stderr.write(str(exc))
+            else:
+                how = "started" if started else "running"
+                self.stdout.write(f"The device joins the adb server 127.0.0.1:{adb_port} ({how}).")
             threading.Thread(
-                target=keep_connected, args=(device.serial, options["adb_port"], stop), daemon=True
+                target=keep_connected, args=(device.serial, adb_port, stop), daemon=True
             ).start()
         try:
             device.run_forever()

@@ -17,6 +17,63 @@
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]+)"/);
   const headers = csrf ? {"X-CSRFToken": csrf[1]} : {};
   let recording = d.recording === "1";
+  live.dataset.steps = document.querySelector("#recording .rec")?.dataset.steps || "0";
+
+  // ---------------------------------------------------------------- size and zoom
+  // "fit": the screen is as tall as the window leaves room for under the navigation bar, the
+  // whole of it in view. Zoomed in past that, it scrolls inside its frame; the zoom is kept
+  // for the next visit. The pointer maps to device pixels from the picture drawn, at any zoom.
+  const frame = document.getElementById("live-frame");
+  const zoomLevel = document.getElementById("zoom-level");
+  const info = document.querySelector(".screen-info");
+  const deviceHeight = Number(d.height) || 1200;
+  const ZOOM_KEY = `waypoint.console.zoom:${d.serial}`;
+  const ZOOM_STEP = 1.25, ZOOM_MIN = 0.2, ZOOM_MAX = 3;
+  let zoom = 0;  // CSS px per device px; 0: fit the window
+  try { zoom = Number(localStorage.getItem(ZOOM_KEY)) || 0; } catch (e) { /* no storage */ }
+  function fitScale() {
+    const top = frame.getBoundingClientRect().top + window.scrollY;
+    const border = live.offsetHeight - live.clientHeight;
+    const room = window.innerHeight - top - border - info.offsetHeight - 8;
+    return Math.max(240, room) / deviceHeight;
+  }
+  function applyZoom() {
+    const fit = fitScale();
+    const scale = zoom ? Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoom)) : fit;
+    const border = live.offsetHeight - live.clientHeight;
+    live.style.height = `${Math.round(deviceHeight * scale)}px`;
+    frame.style.maxHeight = `${Math.round(deviceHeight * fit) + border}px`;
+    zoomLevel.textContent = zoom ? `${Math.round(scale * 100)}%` : "fit";
+    frame.classList.toggle("zoomed", scale > fit + 0.001);
+  }
+  function setZoom(value) {
+    zoom = value && Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, value));
+    try {
+      if (zoom) localStorage.setItem(ZOOM_KEY, String(zoom));
+      else localStorage.removeItem(ZOOM_KEY);
+    } catch (e) { /* storage refused: the zoom lasts as long as the page */ }
+    applyZoom();
+  }
+  const zoomIn = () => setZoom((zoom || fitScale()) * ZOOM_STEP);
+  const zoomOut = () => setZoom((zoom || fitScale()) / ZOOM_STEP);
+  document.getElementById("zoom-in").addEventListener("click", zoomIn);
+  document.getElementById("zoom-out").addEventListener("click", zoomOut);
+  document.getElementById("zoom-fit").addEventListener("click", () => setZoom(0));
+  window.addEventListener("resize", applyZoom);
+  applyZoom();
+
+  // The whole instruction of the task picked in the start form.
+  const taskSelect = document.getElementById("task");
+  const taskGoal = document.getElementById("task-goal");
+  function showTaskGoal() {
+    const goal = taskSelect.selectedOptions[0]?.title || "";
+    taskGoal.textContent = goal;
+    taskGoal.hidden = !goal;
+  }
+  if (taskSelect && taskGoal) {
+    taskSelect.addEventListener("change", showTaskGoal);
+    showTaskGoal();
+  }
 
   // ---------------------------------------------------------------- live view
   // The indicator says whether the picture is the device's screen now: "live" while the last
@@ -82,24 +139,34 @@
   poll();
 
   // ---------------------------------------------------------------- lease heartbeat
+  // Renewed as soon as the page loads (a reload, or a link back after a while away, comes
+  // with little of the lease left), whenever the tab is shown again, and every third of it.
+  let shownNotice = "";
+  async function heartbeat() {
+    let r;
+    try {
+      r = await fetch(d.heartbeatUrl, {method: "POST", headers});
+    } catch (e) {
+      return;  // the server restarts or the network blinks: the next beat tries again
+    }
+    if (r.status === 409) {
+      const body = await r.json();
+      showError(body.detail + " Reload the page.");
+      recording = false;
+    } else if (r.ok) {
+      const body = await r.json();
+      if (body.notice && body.notice !== shownNotice) {
+        shownNotice = body.notice;
+        showError(body.notice, "notice");
+      }
+    }
+  }
   if (d.driving === "1") {
     const every = Math.max(5, Math.floor((Number(d.leaseSeconds) || 60) / 3)) * 1000;
-    setInterval(async () => {
-      const r = await fetch(d.heartbeatUrl, {method: "POST", headers});
-      if (r.status === 409) {
-        const body = await r.json();
-        showError(body.detail + " Reload the page.");
-        recording = false;
-      } else if (r.ok) {
-        const body = await r.json();
-        if (body.notice && body.notice !== shownNotice) {
-          shownNotice = body.notice;
-          showError(body.notice, "notice");
-        }
-      }
-    }, every);
+    heartbeat();
+    setInterval(heartbeat, every);
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) heartbeat(); });
   }
-  let shownNotice = "";
 
   function showError(text, className) {
     const panel = document.getElementById("recording");
@@ -109,16 +176,54 @@
   }
 
   // ---------------------------------------------------------------- acting
-  // While an action runs, the live view asks for the screen ACTING_MS after each answer: the
-  // new screen shows as soon as the device draws it, not once the step is settled and stored.
-  function act(values, url) {
-    if (!recording || acting) return Promise.resolve();
+  // Every action is done, in the order given, however fast: one given while another runs (a
+  // second tap 150 ms after the first, four quick u) waits its turn, as the workspace's keys
+  // do. While an action runs the live view asks for the screen ACTING_MS after each answer:
+  // the new screen shows as soon as the device draws it, not once the step is stored.
+  const queue = [];
+  function act(values, url, stale) {
+    if (!recording) return Promise.resolve();
+    return new Promise((resolve) => {
+      queue.push({values, url: url || d.actUrl, stale, resolve});
+      next();
+    });
+  }
+  function showBusy() {
+    busy.hidden = !acting;
+    busy.textContent = queue.length ? `recording… ${queue.length} more waiting` : "recording…";
+    live.dataset.waiting = String(queue.length);
+  }
+  function next() {
+    if (acting) { showBusy(); return; }
+    const item = queue.shift();
+    if (!item) { showBusy(); return; }
+    // A memory target names the screen it was marked on: after another step it would not.
+    const why = item.stale && item.stale();
+    if (why) {
+      showError(why);
+      item.resolve();
+      next();
+      return;
+    }
     acting = true;
-    busy.hidden = false;
+    showBusy();
     pollNow();
-    return htmx.ajax("POST", url || d.actUrl, {
-      target: "#recording", swap: "innerHTML", values, headers,
-    }).finally(() => { acting = false; busy.hidden = true; pollNow(); });
+    htmx.ajax("POST", item.url, {target: "#recording", swap: "innerHTML", values: item.values,
+                                 headers})
+      .catch(() => showError("No answer from the server: that action may not have been recorded."))
+      // The panel swapped in is settled by htmx after its settle delay: then the next may act.
+      .then(() => new Promise((done) => setTimeout(done, htmx.config.defaultSettleDelay)))
+      .finally(() => {
+        acting = false;
+        item.resolve();
+        pollNow();
+        if (!recording && queue.length) {
+          showError(`${queue.length} waiting action${queue.length > 1 ? "s were" : " was"} ` +
+                    "not sent: the recording has stopped.");
+          queue.splice(0).forEach((waiting) => waiting.resolve());
+        }
+        next();
+      });
   }
 
   document.body.addEventListener("htmx:afterSwap", (e) => {
@@ -200,7 +305,7 @@
   function markMemory(bounds, value, source) {
     const [x1, y1, x2, y2] = bounds;
     const ordered = [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)];
-    marking = {bounds: ordered, source};
+    marking = {bounds: ordered, source, steps: live.dataset.steps};
     showBox({x: ordered[0], y: ordered[1]}, {x: ordered[2], y: ordered[3]});
     document.getElementById("mark-where").textContent =
       `${source === "element" ? "element" : "box"} [${ordered.join(", ")}]`;
@@ -221,8 +326,11 @@
     const version = document.querySelector("#recording .rec")?.dataset.version || "";
     const values = {key: markKey.value.trim(), value: markValue.value,
                     bounds: marking.bounds.join(","), source: marking.source, version};
+    const steps = marking.steps;
     closeMark();
-    act(values, d.memoryUrl);
+    act(values, d.memoryUrl, () => live.dataset.steps === steps ? "" :
+      "The screen changed (another step was recorded) before the memory target was saved: " +
+      "mark it again on the screen shown now.");
   });
   document.getElementById("mark-cancel")?.addEventListener("click", closeMark);
   markForm?.addEventListener("keydown", (e) => { if (e.key === "Escape") closeMark(); });
@@ -279,7 +387,17 @@
     e.preventDefault();
     const input = document.getElementById("type-text");
     if (!input.value) return;
-    act({type: "type", text: input.value}).then(() => { input.value = ""; });
+    const text = input.value;
+    // Cleared once typed, unless more was written meanwhile (the action may have waited).
+    act({type: "type", text}).then(() => {
+      if (input.value === text && !document.getElementById("type-anyway")) input.value = "";
+    });
+  });
+  // Refused for want of a focused text field: the person may know better (an app whose UI XML
+  // does not say what has focus).
+  document.getElementById("recording").addEventListener("click", (e) => {
+    const anyway = e.target.closest("#type-anyway");
+    if (anyway) act({type: "type", text: anyway.dataset.text, type_anyway: "1"});
   });
   document.getElementById("open-form")?.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -287,18 +405,22 @@
   });
 
   document.addEventListener("keydown", (e) => {
-    if (!recording || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.target.closest("input, textarea, select")) {
       if (e.key === "Escape") e.target.blur();
       return;
     }
+    const zoomKeys = {"+": zoomIn, "=": zoomIn, "-": zoomOut, 0: () => setZoom(0)};
+    if (zoomKeys[e.key]) { e.preventDefault(); zoomKeys[e.key](); return; }
+    if (!recording) return;
     const keys = {
       b: () => act({type: "back"}), h: () => act({type: "home"}),
       e: () => act({type: "enter"}), w: () => act({type: "wait", duration_ms: 1000}),
       t: () => document.getElementById("type-text")?.focus(),
       o: () => document.getElementById("open-package")?.focus(),
       f: () => document.getElementById("answer")?.focus(),
-      u: () => document.getElementById("undo-button")?.click(),
+      // The key undoes at once (the button asks first): four quick u are four undos.
+      u: () => act({}, d.undoUrl),
       x: () => { xmlToggle.checked = !xmlToggle.checked; xmlToggle.dispatchEvent(new Event("change")); },
       m: () => { markToggle.checked = !markToggle.checked; },
     };
