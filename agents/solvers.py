@@ -1,0 +1,554 @@
+"""Scripted reference solvers: one per task template of the virtual device, each playing its
+task through the screen like any agent.
+
+A solver reads only what an agent is given: the goal, and each observation's UI XML (the
+uiautomator dump). It answers with canonical actions (``trajectories.validation``) and never
+sees the gold answer, the environment's variables or the adb shell. Its runs prove every
+instance solvable, and they are demonstrations whose memory (``AgentStep.memory``) says what it
+read, at the step it read it.
+
+A solver is a script: a generator that yields :class:`~agents.base.AgentStep` s and reads the
+screen the device shows after each from ``s.view`` (a :class:`Session`). ``SOLVERS`` maps each
+template id to a function making its agent; ``solver_for(template_id)`` is the one the runner
+uses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+
+from trajectories.uixml import UIElement, UITree, UIXmlError, parse_ui_xml
+
+from .base import Agent, AgentStep, Observation
+
+Script = Generator[AgentStep, None, None]
+MAX_SCROLLS = 12
+
+
+class SolverStuck(Exception):
+    """The screen is not what the script expects (an element it needs is not there)."""
+
+
+def short_id(element: UIElement) -> str:
+    """``com.waypoint.skycast:id/city_name`` -> ``city_name``."""
+    return element.resource_id.rpartition(":id/")[2] if ":id/" in element.resource_id else ""
+
+
+def inside(inner: UIElement, outer: UIElement) -> bool:
+    """Whether ``inner`` lies within ``outer``'s bounds."""
+    a, b = inner.bounds, outer.bounds
+    return b[0] <= a[0] and b[1] <= a[1] and a[2] <= b[2] and a[3] <= b[3]
+
+
+class View:
+    """The screen now, as a solver reads it: elements by resource id, text or description."""
+
+    def __init__(self, observation: Observation):
+        self.observation = observation
+        try:
+            self.tree = parse_ui_xml(observation.xml or "")
+        except UIXmlError:
+            self.tree = UITree()
+        self.package = observation.package
+
+    def all(
+        self,
+        id: str | None = None,
+        text: str | None = None,
+        desc: str | None = None,
+        prefix: str | None = None,
+        contains: str | None = None,
+        within: UIElement | None = None,
+    ) -> list[UIElement]:
+        """Visible elements matching every condition given (``prefix``: of the resource id;
+        ``contains``: in the text, ignoring case)."""
+        found = []
+        for el in self.tree.elements:
+            if el.area <= 0:
+                continue
+            if id is not None and short_id(el) != id:
+                continue
+            if prefix is not None and not short_id(el).startswith(prefix):
+                continue
+            if text is not None and el.text.strip() != text:
+                continue
+            if desc is not None and el.content_desc != desc:
+                continue
+            if contains is not None and contains.lower() not in el.text.lower():
+                continue
+            if within is not None and (el is within or not inside(el, within)):
+                continue
+            found.append(el)
+        return found
+
+    def find(self, **query) -> UIElement | None:
+        found = self.all(**query)
+        return found[0] if found else None
+
+    def need(self, **query) -> UIElement:
+        element = self.find(**query)
+        if element is None:
+            raise SolverStuck(f"nothing on the screen matches {query}")
+        return element
+
+    def text(self, **query) -> str:
+        return self.need(**query).text.strip()
+
+    def texts_in(self, element: UIElement) -> list[str]:
+        """The texts shown inside ``element``, top to bottom."""
+        inner = sorted(self.all(within=element), key=lambda el: (el.bounds[1], el.bounds[0]))
+        return [el.text.strip() for el in inner if el.text.strip()]
+
+    def rows(self, prefix: str) -> list[Row]:
+        """The list rows whose resource id starts with ``prefix`` (``city_``), each with the
+        texts of the fields inside it by their resource ids."""
+        rows = []
+        for el in self.all(prefix=prefix):
+            fields = {short_id(f): f.text.strip() for f in self.all(within=el) if short_id(f)}
+            if fields:  # a row holds fields; a field (``city_name``) holds none
+                rows.append(Row(short_id(el)[len(prefix) :], el, fields))
+        return rows
+
+    def scrollable(self) -> UIElement | None:
+        """The innermost scrolling view (the list), or None when nothing scrolls."""
+        views = [
+            el
+            for el in self.tree.elements
+            if el.scrollable and el.area > 0 and "Horizontal" not in el.class_name
+        ]
+        return min(views, key=lambda el: el.area) if views else None
+
+
+@dataclass
+class Row:
+    key: str  # the rest of the row's resource id after the prefix
+    element: UIElement
+    fields: dict[str, str]
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.fields:
+            raise SolverStuck(f"row {self.key} shows no {name} (it has {sorted(self.fields)})")
+        return self.fields[name]
+
+
+def point(element: UIElement) -> dict[str, int]:
+    x, y = element.center
+    return {"x": int(x), "y": int(y)}
+
+
+class Session:
+    """What a script reads and how it says what to do: ``s.view`` is the current screen;
+    the methods make the steps it yields. A value read with :meth:`remember` becomes the
+    memory of the next step (the step taken on the screen that showed it)."""
+
+    def __init__(self, goal: str):
+        self.goal = goal
+        self.view: View | None = None
+        self._memory: list[str] = []
+
+    # --- the goal ---------------------------------------------------------------------------
+
+    def goal_says(self, pattern: str) -> dict[str, str]:
+        """The named groups of ``pattern`` in the goal (the instance's parameters)."""
+        match = re.search(pattern, self.goal)
+        if match is None:
+            raise SolverStuck(f"the goal does not say {pattern!r}: {self.goal!r}")
+        return match.groupdict()
+
+    # --- memory -----------------------------------------------------------------------------
+
+    def remember(self, what: str, value: str) -> str:
+        self._memory.append(f"{what}: {value}")
+        return value
+
+    def step(self, action: dict, why: str) -> AgentStep:
+        memory, self._memory = "; ".join(self._memory), []
+        return AgentStep(action=action, memory=memory, raw_output=why)
+
+    # --- actions ----------------------------------------------------------------------------
+
+    def open_app(self, package: str, label: str) -> AgentStep:
+        return self.step(
+            {"type": "open_app", "package": package, "app_label": label}, f"open {label}"
+        )
+
+    def click(self, element: UIElement, why: str = "") -> AgentStep:
+        name = element.text or element.content_desc or short_id(element)
+        return self.step({"type": "click", **point(element)}, why or f"tap {name}")
+
+    def tap(self, why: str = "", **query) -> AgentStep:
+        return self.click(self.view.need(**query), why)
+
+    def type(self, text: str) -> AgentStep:
+        return self.step({"type": "type", "text": text}, f"type {text!r}")
+
+    def enter(self) -> AgentStep:
+        return self.step({"type": "enter"}, "press enter")
+
+    def back(self) -> AgentStep:
+        return self.step({"type": "back"}, "go back")
+
+    def answer(self, text: str) -> AgentStep:
+        return self.step({"type": "answer", "text": text}, f"answer {text!r}")
+
+    def swipe_up(self, within: UIElement | None = None, part: float = 0.55) -> AgentStep:
+        """Scroll the list (or the screen) down by ``part`` of its height."""
+        return self._swipe(within, part, "scroll down")
+
+    def swipe_down(self, within: UIElement | None = None, part: float = 0.55) -> AgentStep:
+        """Scroll the list (or the screen) back up by ``part`` of its height."""
+        return self._swipe(within, -part, "scroll up")
+
+    def swipe_left(self, within: UIElement) -> AgentStep:
+        """Swipe a horizontal list (a banner) to its next page."""
+        x1, y1, x2, y2 = within.bounds
+        y, width = (y1 + y2) // 2, x2 - x1
+        action = {"type": "swipe", "x": x1 + int(width * 0.85), "y": y,
+                  "x2": x1 + int(width * 0.1), "y2": y, "duration_ms": 400}  # fmt: skip
+        return self.step(action, "swipe left")
+
+    def _swipe(self, within: UIElement | None, part: float, why: str) -> AgentStep:
+        area = within or self.view.scrollable()
+        if area is None:
+            x1, y1, x2, y2 = 0, 0, self.view.observation.width, self.view.observation.height
+        else:
+            x1, y1, x2, y2 = area.bounds
+        x, height, middle = (x1 + x2) // 2, y2 - y1, (y1 + y2) // 2
+        start, end = middle + int(height * part / 2), middle - int(height * part / 2)
+        action = {"type": "swipe", "x": x, "y": start, "x2": x, "y2": end, "duration_ms": 400}
+        return self.step(action, why)
+
+    # --- moves of several steps -------------------------------------------------------------
+
+    def scroll_to(self, up: bool = False, **query) -> Iterator[AgentStep]:
+        """Scroll until an element matching ``query`` shows whole (not cut at the list's
+        edge); ``yield from`` it. ``up``: towards the top (an older message)."""
+        for _ in range(MAX_SCROLLS):
+            found = self.view.find(**query)
+            area = self.view.scrollable()
+            if found is not None and (area is None or _clear_of_edges(found, area)):
+                return
+            before = _screen_texts(self.view)
+            part = 0.3 if found is not None else 0.55
+            yield self.swipe_down(part=part) if up else self.swipe_up(part=part)
+            if _screen_texts(self.view) == before:
+                break  # the end of the list
+        if self.view.find(**query) is None:
+            raise SolverStuck(f"scrolled to the end and found no {query}")
+
+    def collect(self, prefix: str) -> Iterator[AgentStep]:
+        """Every row of a list (``prefix`` of their resource ids), scrolling to its end; the
+        rows are in ``self.collected`` afterwards, in their order on the screen."""
+        rows: dict[str, Row] = {}
+        for _ in range(MAX_SCROLLS):
+            for row in self.view.rows(prefix):
+                rows.setdefault(row.key, row)
+            before = _screen_texts(self.view)
+            if self.view.scrollable() is None:
+                break
+            yield self.swipe_up()
+            if _screen_texts(self.view) == before:
+                break
+        for row in self.view.rows(prefix):
+            rows.setdefault(row.key, row)
+        self.collected = list(rows.values())
+
+
+def _clear_of_edges(element: UIElement, area: UIElement) -> bool:
+    """Whether the element is not cut by the top or bottom edge of the scrolling view."""
+    return element.bounds[1] > area.bounds[1] + 1 and element.bounds[3] < area.bounds[3] - 1
+
+
+def _screen_texts(view: View) -> list[str]:
+    return [el.text for el in view.tree.elements if el.text]
+
+
+class ScriptedSolver:
+    """An :class:`~agents.base.Agent` playing a script (see the module's docstring)."""
+
+    def __init__(self, template_id: str, script: Callable[[Session], Script]):
+        self.name = f"solver:{template_id}"
+        self.template_id = template_id
+        self.script = script
+        self._session: Session | None = None
+        self._steps: Script | None = None
+        self._done = False
+
+    def start(self, goal: str) -> None:
+        self._session = Session(goal)
+        self._steps = self.script(self._session)
+        self._done = False
+
+    def act(self, observation: Observation) -> AgentStep:
+        if self._session is None:
+            raise RuntimeError("start() the solver with the goal first")
+        if self._done:
+            return AgentStep({"type": "terminate", "status": "success"}, raw_output="done")
+        self._session.view = View(observation)
+        try:
+            step = next(self._steps)
+        except StopIteration:
+            self._done = True
+            return AgentStep({"type": "terminate", "status": "success"}, raw_output="done")
+        except SolverStuck as exc:
+            self._done = True
+            return AgentStep({"type": "terminate", "status": "failure"}, raw_output=str(exc))
+        if step.action["type"] in ("answer", "terminate"):
+            self._done = True
+        return step
+
+
+SOLVERS: dict[str, Callable[[], Agent]] = {}
+
+
+def solver(*template_ids: str):
+    """Register a script as the solver of these templates."""
+
+    def register(script: Callable[[Session], Script]):
+        for template_id in template_ids:
+            SOLVERS[template_id] = lambda t=template_id: ScriptedSolver(t, script)
+        return script
+
+    return register
+
+
+def solver_for(template_id: str) -> Agent:
+    """A new solver agent for the template; KeyError names the templates that have one."""
+    try:
+        return SOLVERS[template_id]()
+    except KeyError:
+        raise KeyError(
+            f"no scripted solver for template {template_id!r} (there are {len(SOLVERS)})"
+        ) from None
+
+
+# ============================================================================================
+# The apps, as a solver gets around them.
+
+PRICE = re.compile(r"\$[0-9][0-9,]*\.[0-9]{2}")
+CHATTER, FRESHCART, MEGAMART, NOTES = (
+    "com.waypoint.chatter", "com.waypoint.freshcart", "com.waypoint.megamart", "com.waypoint.notes",
+)  # fmt: skip
+SKYCAST = "com.waypoint.skycast"
+
+
+def price_among(texts: list[str]) -> str:
+    for text in texts:
+        found = PRICE.search(text)
+        if found:
+            return found.group(0)
+    raise SolverStuck(f"no price among {texts}")
+
+
+def freshcart_price(s: Session, product_id: str, name: str) -> Iterator[AgentStep]:
+    """Open FreshCart and read a product's price from the list (``s.price``)."""
+    yield s.open_app(FRESHCART, "FreshCart")
+    yield from s.scroll_to(id=product_id)
+    texts = s.view.texts_in(s.view.need(id=product_id))
+    s.price = s.remember(f"FreshCart's price of the {name}", price_among(texts))
+
+
+def megamart_price(s: Session, card_id: str, name: str) -> Iterator[AgentStep]:
+    """Open MegaMart and read a product's price from its grid (``s.price``)."""
+    yield s.open_app(MEGAMART, "MegaMart")
+    yield from s.scroll_to(id=card_id)
+    texts = s.view.texts_in(s.view.need(id=card_id))
+    s.price = s.remember(f"MegaMart's price of the {name}", price_among(texts))
+
+
+def freshcart_order_number(s: Session) -> Iterator[AgentStep]:
+    """Open FreshCart's orders and read the most recent one's number (``s.order``)."""
+    yield s.open_app(FRESHCART, "FreshCart")
+    yield s.tap(id="tab_orders")
+    first = s.view.need(id="order")
+    number = next(t for t in s.view.texts_in(first) if re.fullmatch(r"FC-[0-9]+", t))
+    s.order = s.remember("number of the latest FreshCart order", number)
+
+
+def chatter_send(s: Session, chat_id: str, text: str) -> Iterator[AgentStep]:
+    """Open a Chatter conversation and send ``text``."""
+    yield s.open_app(CHATTER, "Chatter")
+    yield s.tap(id=chat_id)
+    yield s.tap(id="message_input")
+    yield s.type(text)
+    yield s.tap(id="send")
+
+
+def weather_city(s: Session, city: str) -> Iterator[AgentStep]:
+    """Open SkyCast and the page of ``city``."""
+    yield s.open_app(SKYCAST, "SkyCast")
+    yield from s.scroll_to(id="city_name", text=city)
+    yield s.tap(id="city_name", text=city)
+
+
+def weather_temps(s: Session) -> Iterator[AgentStep]:
+    """Open SkyCast and read every saved city's temperature (``s.collected``)."""
+    yield s.open_app(SKYCAST, "SkyCast")
+    yield from s.collect("city_")
+    for row in s.collected:
+        s.remember(f"temperature in {row['city_name']}", row["city_temp"])
+
+
+def degrees(text: str) -> int:
+    return int(re.sub(r"[^0-9-]", "", text))
+
+
+# ============================================================================================
+# One script per template: the first apps' tasks (their manifests).
+
+
+@solver("noah-meeting-time")
+def solve_noah_meeting_time(s: Session) -> Script:
+    yield s.open_app(CHATTER, "Chatter")
+    yield s.tap(id="chat_noah")
+    message = s.view.need(contains="Let's meet")
+    time = re.search(r"[0-9]{2}:[0-9]{2}", message.text).group(0)
+    yield s.answer(s.remember("when Noah wants to meet", time))
+
+
+@solver("ava-door-code")
+def solve_ava_door_code(s: Session) -> Script:
+    yield s.open_app(CHATTER, "Chatter")
+    yield s.tap(id="chat_ava")
+    yield from s.scroll_to(up=True, contains="door code is")
+    message = s.view.need(contains="door code is")
+    code = re.search(r"door code is ([0-9]{4})", message.text).group(1)  # then the date
+    yield s.answer(s.remember("the door code of Ava's building", code))
+
+
+@solver("freshcart-order-number")
+def solve_freshcart_order_number(s: Session) -> Script:
+    yield from freshcart_order_number(s)
+    yield s.answer(s.order)
+
+
+@solver("order-number-to-mia")
+def solve_order_number_to_mia(s: Session) -> Script:
+    yield from freshcart_order_number(s)
+    yield from chatter_send(s, "chat_mia", s.order)
+    yield s.answer(s.order)
+
+
+def aerosound_prices(s: Session) -> Iterator[AgentStep]:
+    name = "AeroSound X5 headphones"
+    yield from freshcart_price(s, "product_aerosound_x5", name)
+    fresh = s.price
+    yield from megamart_price(s, "card_aerosound_x5", name)
+    s.lower = min(fresh, s.price, key=lambda p: float(p[1:].replace(",", "")))
+
+
+@solver("cheaper-aerosound-price")
+def solve_cheaper_aerosound_price(s: Session) -> Script:
+    yield from aerosound_prices(s)
+    yield s.answer(s.lower)
+
+
+@solver("cheaper-kettle-shop")
+def solve_cheaper_kettle_shop(s: Session) -> Script:
+    name = "Brew Pro kettle"
+    yield from freshcart_price(s, "product_kettle", name)
+    fresh = float(s.price[1:].replace(",", ""))
+    yield from megamart_price(s, "card_kettle", name)
+    mega = float(s.price[1:].replace(",", ""))
+    yield s.answer("FreshCart" if fresh < mega else "MegaMart")
+
+
+@solver("megamart-coupon")
+def solve_megamart_coupon(s: Session) -> Script:
+    yield s.open_app(MEGAMART, "MegaMart")
+    for _ in range(3):
+        banner = " ".join(s.view.texts_in(s.view.need(id="promo_banner")))
+        found = re.search(r"code (MEGA[0-9]+)", banner)
+        if found:
+            yield s.answer(s.remember("this week's coupon code", found.group(1)))
+            return
+        yield s.swipe_left(s.view.need(id="promo_banner"))
+    raise SolverStuck("no coupon code on the banner")
+
+
+@solver("wifi-password")
+def solve_wifi_password(s: Session) -> Script:
+    yield s.open_app(NOTES, "Notes")
+    yield s.tap(text="Home Wi-Fi")
+    body = s.view.text(id="note_body_view")
+    password = re.search(r"Password: (\S+)", body).group(1)
+    yield s.answer(s.remember("the home Wi-Fi password", password))
+
+
+@solver("cheaper-aerosound-note-to-mia")
+def solve_cheaper_aerosound_note_to_mia(s: Session) -> Script:
+    yield from aerosound_prices(s)
+    yield s.open_app(NOTES, "Notes")
+    yield s.tap(id="new_note")
+    yield s.tap(id="note_title")
+    yield s.type("Headphones")
+    yield s.tap(id="note_body")
+    yield s.type(s.lower)
+    yield s.tap(id="save_note")
+    yield from chatter_send(s, "chat_mia", s.lower)
+    yield s.answer(s.lower)
+
+
+# ============================================================================================
+# SkyCast.
+
+
+@solver("weather-warmest-city")
+def solve_weather_warmest_city(s: Session) -> Script:
+    yield from weather_temps(s)
+    warmest = max(s.collected, key=lambda row: degrees(row["city_temp"]))
+    yield s.answer(warmest["city_name"])
+
+
+@solver("weather-temp-now")
+def solve_weather_temp_now(s: Session) -> Script:
+    city = s.goal_says(r"temperature in (?P<city>.+?) right now")["city"]
+    yield s.open_app(SKYCAST, "SkyCast")
+    yield from s.scroll_to(id="city_name", text=city)
+    row = next(r for r in s.view.rows("city_") if r["city_name"] == city)
+    yield s.answer(str(degrees(s.remember(f"temperature in {city}", row["city_temp"]))))
+
+
+@solver("weather-high-on-day")
+def solve_weather_high_on_day(s: Session) -> Script:
+    asked = s.goal_says(r"high in (?P<city>.+?) on (?P<day>\w+) in SkyCast")
+    yield from weather_city(s, asked["city"])
+    row = next(r for r in s.view.rows("day_") if r["day_name"] == asked["day"])
+    high = s.remember(f"high in {asked['city']} on {asked['day']}", row["day_high"])
+    yield s.answer(str(degrees(high)))
+
+
+@solver("weather-rainy-day")
+def solve_weather_rainy_day(s: Session) -> Script:
+    city = s.goal_says(r"rain in (?P<city>.+?), according")["city"]
+    yield from weather_city(s, city)
+    rain = next(r for r in s.view.rows("day_") if r["day_condition"] == "Rain")
+    yield s.answer(s.remember(f"rain in {city}", rain["day_name"]))
+
+
+@solver("weather-temp-difference")
+def solve_weather_temp_difference(s: Session) -> Script:
+    asked = s.goal_says(r"warmer is it in (?P<warm>.+?) than in (?P<cold>.+?) right now")
+    yield from weather_temps(s)
+    temp = {row["city_name"]: degrees(row["city_temp"]) for row in s.collected}
+    yield s.answer(str(temp[asked["warm"]] - temp[asked["cold"]]))
+
+
+@solver("weather-humidity")
+def solve_weather_humidity(s: Session) -> Script:
+    city = s.goal_says(r"humidity in (?P<city>.+?) now")["city"]
+    yield from weather_city(s, city)
+    yield s.answer(s.remember(f"humidity in {city}", s.view.text(id="humidity")))
+
+
+@solver("weather-warmest-day")
+def solve_weather_warmest_day(s: Session) -> Script:
+    city = s.goal_says(r"warmest in (?P<city>.+?), according")["city"]
+    yield from weather_city(s, city)
+    days = s.view.rows("day_")
+    for row in days:
+        s.remember(f"high in {city} on {row['day_name']}", row["day_high"])
+    warmest = max(days, key=lambda row: degrees(row["day_high"]))
+    yield s.answer(warmest["day_name"])
