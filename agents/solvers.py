@@ -552,3 +552,96 @@ def solve_weather_warmest_day(s: Session) -> Script:
         s.remember(f"high in {city} on {row['day_name']}", row["day_high"])
     warmest = max(days, key=lambda row: degrees(row["day_high"]))
     yield s.answer(warmest["day_name"])
+
+
+# ============================================================================================
+# SkyBook.
+
+SKYBOOK = "com.waypoint.skybook"
+
+
+def flights_to(s: Session, city: str) -> Iterator[AgentStep]:
+    """Open SkyBook's results for ``city`` and read every flight (``s.collected``)."""
+    yield s.open_app(SKYBOOK, "SkyBook")
+    yield s.tap(text=city)
+    yield from s.collect("result_")
+
+
+def flight_page(s: Session, city: str, code: str) -> Iterator[AgentStep]:
+    yield from flights_to(s, city)
+    yield from s.scroll_to(id="code", text=code)
+    yield s.tap(id="code", text=code)
+
+
+def price_value(price: str) -> float:
+    return float(price.lstrip("$").replace(",", ""))
+
+
+@solver("flights-cheapest")
+def solve_flights_cheapest(s: Session) -> Script:
+    city = s.goal_says(r"from Lisbon to (?P<city>.+?) is the cheapest")["city"]
+    yield from flights_to(s, city)
+    for row in s.collected:
+        s.remember(f"fare of {row['code']}", row["price"])
+    yield s.answer(min(s.collected, key=lambda row: price_value(row["price"]))["code"])
+
+
+@solver("flights-earliest")
+def solve_flights_earliest(s: Session) -> Script:
+    city = s.goal_says(r"from Lisbon to (?P<city>.+?) leave")["city"]
+    yield from flights_to(s, city)
+    for row in s.collected:
+        s.remember(f"{row['code']} leaves at", row["depart"])
+    yield s.answer(min(row["depart"] for row in s.collected))
+
+
+@solver("flights-gate")
+def solve_flights_gate(s: Session) -> Script:
+    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?) leave")
+    yield from flight_page(s, asked["city"], asked["code"])
+    yield s.answer(s.remember(f"gate of {asked['code']}", s.view.text(id="gate")))
+
+
+@solver("flights-price")
+def solve_flights_price(s: Session) -> Script:
+    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
+    yield from flights_to(s, asked["city"])
+    row = next(r for r in s.collected if r["code"] == asked["code"])
+    yield s.answer(s.remember(f"fare of {asked['code']}", row["price"]))
+
+
+@solver("flights-cheaper-city")
+def solve_flights_cheaper_city(s: Session) -> Script:
+    asked = s.goal_says(r"cheaper to (?P<a>.+?) or to (?P<b>.+?)\?")
+    lowest = {}
+    for city in (asked["a"], asked["b"]):
+        yield from flights_to(s, city)
+        lowest[city] = min(price_value(row["price"]) for row in s.collected)
+        s.remember(f"cheapest flight to {city}", f"${lowest[city]:.2f}")
+        yield s.back()
+    yield s.answer(min(lowest, key=lowest.get))
+
+
+@solver("flights-trip-seat")
+def solve_flights_trip_seat(s: Session) -> Script:
+    city = s.goal_says(r"trip to (?P<city>.+?)\?")["city"]
+    yield s.open_app(SKYBOOK, "SkyBook")
+    yield s.tap(id="tab_trips")
+    yield s.tap(id="trip_city", text=city)
+    yield s.answer(s.remember(f"seat on the trip to {city}", s.view.text(id="seat")))
+
+
+@solver("flights-direct-count")
+def solve_flights_direct_count(s: Session) -> Script:
+    city = s.goal_says(r"from Lisbon to (?P<city>.+?)\?")["city"]
+    yield from flights_to(s, city)
+    direct = [row["code"] for row in s.collected if row["stops"] == "Direct"]
+    s.remember(f"direct flights to {city}", ", ".join(direct) or "none")
+    yield s.answer(str(len(direct)))
+
+
+@solver("flights-seats-left")
+def solve_flights_seats_left(s: Session) -> Script:
+    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
+    yield from flight_page(s, asked["city"], asked["code"])
+    yield s.answer(s.remember(f"seats left on {asked['code']}", s.view.text(id="seats_left")))

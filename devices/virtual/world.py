@@ -10,7 +10,7 @@ that every instance has exactly one right answer among the candidates its screen
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
@@ -95,6 +95,27 @@ def money(cents: int) -> str:
     return f"${cents // 100:,}.{cents % 100:02d}"
 
 
+def cents_of(price: str) -> int:
+    whole, _, frac = price.lstrip("$").replace(",", "").partition(".")
+    return int(whole) * 100 + int((frac or "0").ljust(2, "0")[:2])
+
+
+def distinct_prices(
+    rng: random.Random, count: int, low: int, high: int, endings: Sequence[int] = (0, 49, 95, 99)
+) -> list[str]:
+    """``count`` different prices from $low to $high (whole dollars apart, so none tie)."""
+    wholes = rng.sample(range(low, high + 1), count)
+    return [money(w * 100 + rng.choice(endings)) for w in wholes]
+
+
+def distinct_times(
+    rng: random.Random, count: int, first_hour: int = 7, last_hour: int = 21, step: int = 15
+) -> list[str]:
+    """``count`` different clock times (HH:MM) between the hours, on ``step``-minute marks."""
+    slots = range(first_hour * 60, last_hour * 60 + 1, step)
+    return [f"{m // 60:02d}:{m % 60:02d}" for m in rng.sample(slots, count)]
+
+
 def minutes(time: str) -> int:
     hours, _, mins = time.partition(":")
     return int(hours) * 60 + int(mins)
@@ -102,6 +123,17 @@ def minutes(time: str) -> int:
 
 def code(rng: random.Random, length: int, alphabet: str = "0123456789", prefix: str = "") -> str:
     return prefix + "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def distinct_codes(
+    rng: random.Random, count: int, length: int, alphabet: str = "0123456789", prefix: str = ""
+) -> list[str]:
+    codes: list[str] = []
+    while len(codes) < count:
+        new = code(rng, length, alphabet, prefix)
+        if new not in codes:
+            codes.append(new)
+    return codes
 
 
 def unique_best(items: Iterable[T], key: Callable[[T], Any], best: Callable = min) -> T:

@@ -28,6 +28,7 @@ class Episode:
     goal: str
     steps: list[AgentStep] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)  # the foreground app at each step
+    screens: list[bytes] = field(default_factory=list)  # the screenshot each step was taken on
     answer: str | None = None
     verdict: str = "no answer"  # what `waypoint grade` says of the answer
 
@@ -60,6 +61,7 @@ def play(
         action_type, fields = check_action(step.action)
         episode.steps.append(step)
         episode.packages.append(shot.package)
+        episode.screens.append(shot.png)
         if action_type == "answer":
             episode.answer = fields["text"]
             grade = ["waypoint", "grade", template_id, fields["text"]]

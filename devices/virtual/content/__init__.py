@@ -11,11 +11,13 @@ from collections.abc import Callable
 
 from ..templates import Template
 from ..world import Content, World
-from . import weather
+from . import flights, weather
 
 BUILDERS: dict[str, Callable[[Content, World], None]] = {
     "weather": weather.build,
+    "flights": flights.build,
 }
 TEMPLATES: list[Template] = [
     *weather.TEMPLATES,
+    *flights.TEMPLATES,
 ]
