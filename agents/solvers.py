@@ -224,19 +224,24 @@ class Session:
 
     def scroll_to(self, up: bool = False, **query) -> Iterator[AgentStep]:
         """Scroll until an element matching ``query`` shows whole (not cut at the list's
-        edge); ``yield from`` it. ``up``: towards the top (an older message)."""
-        for _ in range(MAX_SCROLLS):
-            found = self.view.find(**query)
-            area = self.view.scrollable()
-            if found is not None and (area is None or _clear_of_edges(found, area)):
+        edge); ``yield from`` it. Down first (``up``: up first, for an older message), then
+        the other way when the list ended without it."""
+        for direction in (up, not up):
+            for _ in range(MAX_SCROLLS):
+                found = self.view.find(**query)
+                area = self.view.scrollable()
+                if found is not None and (area is None or _clear_of_edges(found, area)):
+                    return
+                if area is None:
+                    break
+                before = _screen_texts(self.view)
+                part = 0.3 if found is not None else 0.55
+                yield self.swipe_down(part=part) if direction else self.swipe_up(part=part)
+                if _screen_texts(self.view) == before:
+                    break  # the end of the list
+            if self.view.find(**query) is not None:
                 return
-            before = _screen_texts(self.view)
-            part = 0.3 if found is not None else 0.55
-            yield self.swipe_down(part=part) if up else self.swipe_up(part=part)
-            if _screen_texts(self.view) == before:
-                break  # the end of the list
-        if self.view.find(**query) is None:
-            raise SolverStuck(f"scrolled to the end and found no {query}")
+        raise SolverStuck(f"scrolled the list both ways and found no {query}")
 
     def collect(self, prefix: str) -> Iterator[AgentStep]:
         """Every row of a list (``prefix`` of their resource ids), scrolling to its end; the
@@ -645,3 +650,441 @@ def solve_flights_seats_left(s: Session) -> Script:
     asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
     yield from flight_page(s, asked["city"], asked["code"])
     yield s.answer(s.remember(f"seats left on {asked['code']}", s.view.text(id="seats_left")))
+
+
+# ============================================================================================
+# ParcelTrack, Mailbox, Ledger, Contacts, Agenda.
+
+PARCELTRACK = "com.waypoint.parceltrack"
+MAILBOX = "com.waypoint.mailbox"
+LEDGER = "com.waypoint.ledger"
+CONTACTS = "com.waypoint.contacts"
+AGENDA = "com.waypoint.agenda"
+
+
+def track_parcel(s: Session, number: str) -> Iterator[AgentStep]:
+    """Track ``number`` in ParcelTrack; the result is on the screen afterwards."""
+    yield s.open_app(PARCELTRACK, "ParcelTrack")
+    yield s.tap(id="tracking_input")
+    yield s.type(number)
+    yield s.enter()
+    if s.view.find(id="parcel_number") is None:
+        raise SolverStuck(f"ParcelTrack found no parcel {number}")
+
+
+@solver("parcels-delivery-day")
+def solve_parcels_delivery_day(s: Session) -> Script:
+    number = s.goal_says(r"tracking number (?P<number>PT[0-9]+)")["number"]
+    yield from track_parcel(s, number)
+    yield s.answer(s.remember(f"delivery day of {number}", s.view.text(id="delivery_day")))
+
+
+def inbox(s: Session) -> Iterator[AgentStep]:
+    """Open Mailbox and read the whole inbox (``s.collected``: sender, subject, date)."""
+    yield s.open_app(MAILBOX, "Mailbox")
+    yield from s.collect("mail_")
+
+
+def read_email(s: Session, subject: str) -> Iterator[AgentStep]:
+    """Open the email with this subject; its text is in ``s.email`` afterwards."""
+    yield s.open_app(MAILBOX, "Mailbox")
+    yield from s.scroll_to(id="subject", text=subject)
+    yield s.tap(id="subject", text=subject)
+    s.email = "\n".join(el.text for el in s.view.all(id="mail_body"))
+
+
+def email_says(s: Session, pattern: str) -> str:
+    found = re.search(pattern, s.email)
+    if found is None:
+        raise SolverStuck(f"the email does not say {pattern!r}: {s.email!r}")
+    return found.group(1)
+
+
+def invoice_of(s: Session, company: str) -> Iterator[AgentStep]:
+    """Read the invoice ``company`` emailed: ``s.amount``, ``s.reference``, ``s.due``."""
+    yield from read_email(s, f"{company}: your invoice is ready")
+    s.amount = s.remember(f"amount due to {company}", email_says(s, r"Amount due: (\$[0-9,.]+)"))
+    s.reference = s.remember(f"reference of {company}'s invoice",
+                             email_says(s, r"Reference: (INV-[0-9]+)"))  # fmt: skip
+    s.due = email_says(s, r"Please pay by ([0-9]+ [A-Za-z]+)")
+
+
+@solver("mail-verification-code")
+def solve_mail_verification_code(s: Session) -> Script:
+    service = s.goal_says(r"verification code (?P<service>\S+) emailed")["service"]
+    yield from read_email(s, f"Your {service} verification code")
+    yield s.answer(s.remember(f"{service} code", email_says(s, r"Use ([0-9]+)")))
+
+
+@solver("mail-meeting-room")
+def solve_mail_meeting_room(s: Session) -> Script:
+    topic = s.goal_says(r"is the (?P<topic>.+?) meeting")["topic"]
+    yield from read_email(s, f"Invitation: {topic} meeting")
+    yield s.answer(s.remember(f"room of the {topic} meeting", email_says(s, r"Where: (.+)")))
+
+
+@solver("mail-unread-count")
+def solve_mail_unread_count(s: Session) -> Script:
+    yield from inbox(s)
+    unread = [row["subject"] for row in s.collected if "unread" in row.fields]
+    s.remember("unread emails", str(len(unread)))
+    yield s.answer(str(len(unread)))
+
+
+@solver("mail-sender")
+def solve_mail_sender(s: Session) -> Script:
+    subject = s.goal_says(r'the email "(?P<subject>.+?)" in Mailbox')["subject"]
+    yield s.open_app(MAILBOX, "Mailbox")
+    yield from s.scroll_to(id="subject", text=subject)
+    row = next(r for r in s.view.rows("mail_") if r["subject"] == subject)
+    yield s.answer(s.remember(f"sender of {subject!r}", row["sender"]))
+
+
+@solver("mail-invoice-amount")
+def solve_mail_invoice_amount(s: Session) -> Script:
+    company = s.goal_says(r"the invoice (?P<company>.+?) emailed you")["company"]
+    yield from invoice_of(s, company)
+    yield s.answer(s.amount)
+
+
+@solver("mail-largest-invoice")
+def solve_mail_largest_invoice(s: Session) -> Script:
+    yield from inbox(s)
+    suffix = ": your invoice is ready"
+    companies = [row["subject"][: -len(suffix)] for row in s.collected
+                 if row["subject"].endswith(suffix)]  # fmt: skip
+    amounts = {}
+    for company in companies:
+        yield from invoice_of(s, company)
+        amounts[company] = price_value(s.amount)
+        yield s.back()
+    yield s.answer(max(amounts, key=amounts.get))
+
+
+@solver("mail-invoice-due")
+def solve_mail_invoice_due(s: Session) -> Script:
+    company = s.goal_says(r"the invoice from (?P<company>.+?) be paid")["company"]
+    yield from invoice_of(s, company)
+    yield s.answer(s.remember(f"{company}'s invoice is due", s.due))
+
+
+def ledger_tab(s: Session, tab: str) -> Iterator[AgentStep]:
+    yield s.open_app(LEDGER, "Ledger")
+    yield s.tap(id=f"tab_{tab}")
+
+
+def ledger_payments(s: Session) -> Iterator[AgentStep]:
+    """Ledger's activity, every payment (``s.collected``; the salary, coming in, left out)."""
+    yield from ledger_tab(s, "activity")
+    yield from s.collect("txn_")
+    s.collected = [row for row in s.collected if row["amount"].startswith("-")]
+
+
+def ledger_balances(s: Session) -> Iterator[AgentStep]:
+    yield from ledger_tab(s, "accounts")
+    s.balances = {row["account_name"]: row["balance"] for row in s.view.rows("account_")}
+    for name, balance in s.balances.items():
+        s.remember(f"{name} balance", balance)
+
+
+def money_text(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+@solver("bank-balance")
+def solve_bank_balance(s: Session) -> Script:
+    yield from ledger_balances(s)
+    yield s.answer(s.balances["Checking"])
+
+
+@solver("bank-largest-payment")
+def solve_bank_largest_payment(s: Session) -> Script:
+    yield from ledger_payments(s)
+    top = max(s.collected, key=lambda row: price_value(row["amount"][1:]))
+    s.remember("largest payment", f"{top['merchant']} {top['amount']}")
+    yield s.answer(top["merchant"])
+
+
+@solver("bank-paid-merchant")
+def solve_bank_paid_merchant(s: Session) -> Script:
+    merchant = s.goal_says(r"did you pay (?P<merchant>.+?), according")["merchant"]
+    yield from ledger_payments(s)
+    row = next(r for r in s.collected if r["merchant"] == merchant)
+    yield s.answer(s.remember(f"paid {merchant}", row["amount"][1:]))
+
+
+@solver("bank-category-total")
+def solve_bank_category_total(s: Session) -> Script:
+    category = s.goal_says(r"spend on (?P<category>.+?) in total")["category"]
+    yield from ledger_payments(s)
+    amounts = [price_value(r["amount"][1:]) for r in s.collected if r["category"] == category]
+    s.remember(f"{category} payments", ", ".join(money_text(a) for a in amounts))
+    yield s.answer(money_text(sum(amounts)))
+
+
+@solver("bank-savings-iban")
+def solve_bank_savings_iban(s: Session) -> Script:
+    yield from ledger_tab(s, "accounts")
+    yield s.tap(id="account_name", text="Savings")
+    yield s.answer(s.remember("Savings IBAN", s.view.text(id="iban")))
+
+
+@solver("bank-paid-date")
+def solve_bank_paid_date(s: Session) -> Script:
+    merchant = s.goal_says(r"did you pay (?P<merchant>.+?), according")["merchant"]
+    yield from ledger_payments(s)
+    row = next(r for r in s.collected if r["merchant"] == merchant)
+    yield s.answer(s.remember(f"paid {merchant} on", row["date"]))
+
+
+@solver("bank-balance-difference")
+def solve_bank_balance_difference(s: Session) -> Script:
+    yield from ledger_balances(s)
+    difference = price_value(s.balances["Savings"]) - price_value(s.balances["Checking"])
+    yield s.answer(money_text(difference))
+
+
+def contact_page(s: Session, name: str) -> Iterator[AgentStep]:
+    yield s.open_app(CONTACTS, "Contacts")
+    yield from s.scroll_to(id="contact_name", text=name)
+    yield s.tap(id="contact_name", text=name)
+
+
+@solver("contacts-phone")
+def solve_contacts_phone(s: Session) -> Script:
+    name = s.goal_says(r"What is (?P<name>.+?)'s phone number")["name"]
+    yield from contact_page(s, name)
+    yield s.answer(s.remember(f"{name}'s phone", s.view.text(id="phone")))
+
+
+@solver("contacts-city")
+def solve_contacts_city(s: Session) -> Script:
+    name = s.goal_says(r"does (?P<name>.+?) live")["name"]
+    yield from contact_page(s, name)
+    yield s.answer(s.remember(f"{name}'s city", s.view.text(id="city")))
+
+
+@solver("contacts-works-at")
+def solve_contacts_works_at(s: Session) -> Script:
+    company = s.goal_says(r"works at (?P<company>.+?)\? Answer")["company"]
+    yield s.open_app(CONTACTS, "Contacts")
+    yield from s.collect("contact_")
+    row = next(r for r in s.collected if r["contact_company"] == company)
+    yield s.answer(s.remember(f"works at {company}", row["contact_name"]))
+
+
+@solver("contacts-birthday")
+def solve_contacts_birthday(s: Session) -> Script:
+    name = s.goal_says(r"When is (?P<name>.+?)'s birthday")["name"]
+    yield from contact_page(s, name)
+    yield s.answer(s.remember(f"{name}'s birthday", s.view.text(id="birthday")))
+
+
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December"]  # fmt: skip
+
+
+def day_of_year(date: str) -> tuple[int, int]:
+    day, month = date.split()
+    return MONTH_NAMES.index(month), int(day)
+
+
+@solver("contacts-earliest-birthday")
+def solve_contacts_earliest_birthday(s: Session) -> Script:
+    asked = s.goal_says(r"first in the year: (?P<a>.+?)'s, (?P<b>.+?)'s or (?P<c>.+?)'s\?")
+    birthdays = {}
+    for name in asked.values():
+        yield from contact_page(s, name)
+        birthdays[name] = s.remember(f"{name}'s birthday", s.view.text(id="birthday"))
+        yield s.back()
+    yield s.answer(min(birthdays, key=lambda name: day_of_year(birthdays[name])))
+
+
+def agenda_day(s: Session, day: str) -> Iterator[AgentStep]:
+    """Agenda at ``day``; its events in ``s.events`` (title, start, end)."""
+    yield s.open_app(AGENDA, "Agenda")
+    yield s.tap(desc=day)
+    yield from s.collect("event_")
+    s.events = s.collected
+
+
+def minutes_of(time: str) -> int:
+    hours, _, mins = time.partition(":")
+    return int(hours) * 60 + int(mins)
+
+
+@solver("agenda-event-start")
+def solve_agenda_event_start(s: Session) -> Script:
+    asked = s.goal_says(r"does '(?P<title>.+?)' start on (?P<day>\w+),")
+    yield from agenda_day(s, asked["day"])
+    row = next(r for r in s.events if r["event_title"] == asked["title"])
+    yield s.answer(s.remember(f"'{asked['title']}' starts", row["event_start"]))
+
+
+def event_page(s: Session, title: str, day: str) -> Iterator[AgentStep]:
+    yield from agenda_day(s, day)
+    yield from s.scroll_to(id="event_title", text=title)
+    yield s.tap(id="event_title", text=title)
+
+
+@solver("agenda-event-location")
+def solve_agenda_event_location(s: Session) -> Script:
+    asked = s.goal_says(r"Where does '(?P<title>.+?)' on (?P<day>\w+) take place")
+    yield from event_page(s, asked["title"], asked["day"])
+    yield s.answer(s.remember(f"'{asked['title']}' is at", s.view.text(id="location")))
+
+
+@solver("agenda-first-event")
+def solve_agenda_first_event(s: Session) -> Script:
+    day = s.goal_says(r"first event on (?P<day>\w+) in Agenda")["day"]
+    yield from agenda_day(s, day)
+    first = min(s.events, key=lambda row: minutes_of(row["event_start"]))
+    s.remember(f"first on {day}", f"{first['event_title']} at {first['event_start']}")
+    yield s.answer(first["event_title"])
+
+
+@solver("agenda-count-day")
+def solve_agenda_count_day(s: Session) -> Script:
+    day = s.goal_says(r"events do you have on (?P<day>\w+),")["day"]
+    yield from agenda_day(s, day)
+    s.remember(f"events on {day}", ", ".join(row["event_title"] for row in s.events))
+    yield s.answer(str(len(s.events)))
+
+
+@solver("agenda-longest-event")
+def solve_agenda_longest_event(s: Session) -> Script:
+    day = s.goal_says(r"events on (?P<day>\w+) in Agenda lasts")["day"]
+    yield from agenda_day(s, day)
+
+    def length(row: Row) -> int:
+        return minutes_of(row["event_end"]) - minutes_of(row["event_start"])
+
+    yield s.answer(max(s.events, key=length)["event_title"])
+
+
+# ============================================================================================
+# Cross-app templates.
+
+
+def emailed_tracking_number(s: Session, shop: str) -> Iterator[AgentStep]:
+    yield from read_email(s, f"Your {shop} order has shipped")
+    s.number = s.remember(f"{shop} tracking number", email_says(s, r"Tracking number: (PT[0-9]+)"))
+
+
+@solver("parcels-emailed-delivery")
+def solve_parcels_emailed_delivery(s: Session) -> Script:
+    shop = s.goal_says(r"^(?P<shop>.+?) emailed you")["shop"]
+    yield from emailed_tracking_number(s, shop)
+    yield from track_parcel(s, s.number)
+    yield s.answer(s.remember(f"{shop} parcel arrives", s.view.text(id="delivery_day")))
+
+
+@solver("parcels-emailed-pickup")
+def solve_parcels_emailed_pickup(s: Session) -> Script:
+    shop = s.goal_says(r"^Your (?P<shop>.+?) parcel will wait")["shop"]
+    yield from emailed_tracking_number(s, shop)
+    yield from track_parcel(s, s.number)
+    yield s.answer(s.remember(f"{shop} pickup code", s.view.text(id="pickup_code")))
+
+
+@solver("flights-agency-seat")
+def solve_flights_agency_seat(s: Session) -> Script:
+    yield from inbox(s)
+    subject = next(r["subject"] for r in s.collected if r["sender"] == "TravelNest")
+    yield from read_email(s, subject)
+    ref = s.remember("TravelNest booking reference", email_says(s, r"reference: ([A-Z]+)"))
+    yield s.open_app(SKYBOOK, "SkyBook")
+    yield s.tap(id="tab_manage")
+    yield s.tap(id="booking_ref_input")
+    yield s.type(ref)
+    yield s.enter()
+    yield s.answer(s.remember("seat", s.view.text(id="seat")))
+
+
+@solver("bank-pay-invoice")
+def solve_bank_pay_invoice(s: Session) -> Script:
+    company = s.goal_says(r"Pay the invoice (?P<company>.+?) emailed you")["company"]
+    yield from invoice_of(s, company)
+    yield from ledger_tab(s, "pay")
+    yield s.tap(id="pay_reference")
+    yield s.type(s.reference)
+    yield s.tap(id="pay_amount")
+    yield s.type(s.amount)
+    yield s.tap(id="pay")
+    yield s.answer(s.remember("confirmation", s.view.text(id="confirmation")))
+
+
+@solver("bank-card-expiry")
+def solve_bank_card_expiry(s: Session) -> Script:
+    yield from read_email(s, "Your Ledger security code")
+    code = s.remember("Ledger security code", email_says(s, r"details is ([0-9]+)"))
+    yield from ledger_tab(s, "cards")
+    yield s.tap(id="card_code_input")
+    yield s.type(code)
+    yield s.enter()
+    yield s.answer(s.remember("card expiry", s.view.text(id="card_expiry")))
+
+
+@solver("mail-invoice-to-notes")
+def solve_mail_invoice_to_notes(s: Session) -> Script:
+    company = s.goal_says(r"the invoice from (?P<company>.+?) \(in Mailbox\)")["company"]
+    yield from invoice_of(s, company)
+    yield s.open_app(NOTES, "Notes")
+    yield s.tap(id="new_note")
+    yield s.tap(id="note_title")
+    yield s.type("Bills")
+    yield s.tap(id="note_body")
+    yield s.type(s.amount)
+    yield s.tap(id="save_note")
+    yield s.answer(s.amount)
+
+
+@solver("flights-trip-weather")
+def solve_flights_trip_weather(s: Session) -> Script:
+    day = s.goal_says(r"SkyBook on (?P<day>\w+) \(My trips\)")["day"]
+    yield s.open_app(SKYBOOK, "SkyBook")
+    yield s.tap(id="tab_trips")
+    trip = next(r for r in s.view.rows("trip_") if r["trip_day"] == day)
+    city = s.remember(f"trip on {day} flies to", trip["trip_city"])
+    yield from weather_city(s, city)
+    row = next(r for r in s.view.rows("day_") if r["day_name"] == day)
+    yield s.answer(str(degrees(s.remember(f"high in {city} on {day}", row["day_high"]))))
+
+
+@solver("contacts-city-weather")
+def solve_contacts_city_weather(s: Session) -> Script:
+    name = s.goal_says(r"city where (?P<name>.+?) lives")["name"]
+    yield from contact_page(s, name)
+    city = s.remember(f"{name} lives in", s.view.text(id="city"))
+    yield s.open_app(SKYCAST, "SkyCast")
+    yield from s.scroll_to(id="city_name", text=city)
+    row = next(r for r in s.view.rows("city_") if r["city_name"] == city)
+    yield s.answer(str(degrees(s.remember(f"temperature in {city}", row["city_temp"]))))
+
+
+@solver("contacts-phone-to-mia")
+def solve_contacts_phone_to_mia(s: Session) -> Script:
+    name = s.goal_says(r"Send (?P<name>.+?)'s phone number")["name"]
+    yield from contact_page(s, name)
+    phone = s.remember(f"{name}'s phone", s.view.text(id="phone"))
+    yield from chatter_send(s, "chat_mia", phone)
+    yield s.answer(phone)
+
+
+@solver("agenda-noah-meeting")
+def solve_agenda_noah_meeting(s: Session) -> Script:
+    yield s.open_app(CHATTER, "Chatter")
+    yield s.tap(id="chat_noah")
+    message = s.view.need(contains="Let's meet")
+    time = s.remember("Noah wants to meet at", re.search(r"[0-9]{2}:[0-9]{2}", message.text)[0])
+    yield from agenda_day(s, "Friday")
+    yield s.answer(next(r["event_title"] for r in s.events if r["event_start"] == time))
+
+
+@solver("agenda-attendee-phone")
+def solve_agenda_attendee_phone(s: Session) -> Script:
+    asked = s.goal_says(r"joins you at '(?P<title>.+?)' on (?P<day>\w+) in Agenda")
+    yield from event_page(s, asked["title"], asked["day"])
+    name = s.remember(f"with at '{asked['title']}'", s.view.text(id="attendee"))
+    yield from contact_page(s, name)
+    yield s.answer(s.remember(f"{name}'s phone", s.view.text(id="phone")))

@@ -11,13 +11,24 @@ from collections.abc import Callable
 
 from ..templates import Template
 from ..world import Content, World
-from . import flights, weather
+from . import agenda, bank, contacts, cross, flights, mail, parcels, weather
 
 BUILDERS: dict[str, Callable[[Content, World], None]] = {
     "weather": weather.build,
-    "flights": flights.build,
+    "flights": flights.build,  # trips to cities SkyCast follows
+    "parcels": parcels.build,
+    "bank": bank.build,
+    "contacts": contacts.build,  # people living in cities SkyCast follows
+    "agenda": agenda.build,  # a Friday event when Noah (Chatter) wants to meet; contacts join
+    "mail": mail.build,  # tracking numbers, a booking, invoices and a security code
 }
 TEMPLATES: list[Template] = [
     *weather.TEMPLATES,
     *flights.TEMPLATES,
+    *parcels.TEMPLATES,
+    *bank.TEMPLATES,
+    *contacts.TEMPLATES,
+    *agenda.TEMPLATES,
+    *mail.TEMPLATES,
+    *cross.TEMPLATES,
 ]
