@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajectories.grading import number_of
@@ -80,6 +80,7 @@ class App:
 class Catalog:
     seed: int
     apps: list[App]
+    template_ids: list[str] = field(default_factory=list)  # the order tasks are listed in
 
     @property
     def variables(self) -> list[Variable]:
@@ -87,7 +88,10 @@ class Catalog:
 
     @property
     def tasks(self) -> list[Task]:
-        return [t for app in self.apps for t in app.tasks]
+        """Every app's tasks, in the templates' order (the first apps' tasks first)."""
+        place = {template_id: i for i, template_id in enumerate(self.template_ids)}
+        tasks = [t for app in self.apps for t in app.tasks]
+        return sorted(tasks, key=lambda t: place.get(t.id, len(place)))
 
     @property
     def answer_package(self) -> str:
@@ -246,4 +250,4 @@ def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = AP
         if set(template.apps) <= set(by_slug):
             task = template.instance(world)
             by_slug[task.app].tasks.append(task)
-    return Catalog(seed=seed, apps=apps)
+    return Catalog(seed=seed, apps=apps, template_ids=[t.id for t in templates])

@@ -29,6 +29,7 @@ class Episode:
     steps: list[AgentStep] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)  # the foreground app at each step
     screens: list[bytes] = field(default_factory=list)  # the screenshot each step was taken on
+    dumps: list[str] = field(default_factory=list)  # and its UI XML
     answer: str | None = None
     verdict: str = "no answer"  # what `waypoint grade` says of the answer
 
@@ -62,6 +63,7 @@ def play(
         episode.steps.append(step)
         episode.packages.append(shot.package)
         episode.screens.append(shot.png)
+        episode.dumps.append(shot.xml)
         if action_type == "answer":
             episode.answer = fields["text"]
             grade = ["waypoint", "grade", template_id, fields["text"]]
@@ -72,3 +74,32 @@ def play(
             break
         execute_action(device, action_type, fields, FACTS)
     return episode
+
+
+def record(lease, task, actor, agent: Agent, seed: int, max_steps: int = 40):
+    """The agent's episode recorded as a trajectory by the recorder (``record_step``): each
+    step observes the screen the recording stored. Finishing labels its memory from the
+    environment."""
+    from devices.services import do_finish_recording, do_start_recording, record_step
+    from trajectories.blobs import read_blob
+
+    trajectory = do_start_recording(lease, task, actor, reset_seed=seed)
+    agent.start(task.goal)
+    for index in range(max_steps):
+        screen = trajectory.final_screen
+        observation = Observation(
+            task.goal,
+            read_blob(screen.screenshot),
+            read_blob(screen.ui_xml).decode(),
+            screen.width,
+            screen.height,
+            index,
+            screen.package,
+        )
+        step = agent.act(observation)
+        if step.action["type"] == "answer":
+            return do_finish_recording(trajectory, actor, answer=step.action["text"])
+        if step.action["type"] == "terminate":
+            return do_finish_recording(trajectory, actor, status=step.action["status"])
+        record_step(trajectory, step.action, actor)
+    return do_finish_recording(trajectory, actor, status="failure")

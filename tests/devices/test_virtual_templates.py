@@ -85,6 +85,21 @@ def test_the_instances_of_a_template_differ_from_seed_to_seed():
         assert len(golds | goals) > 2, template.id
 
 
+def test_the_templates_span_memory_worlds_memory_types_over_twelve_apps():
+    """What is remembered, how far it is carried, what is done with it (STAMP's Memory-World),
+    with cross-app tasks among them."""
+    apps = [app.slug for app in load_apps(0).apps if app.slug != "answers"]
+    assert len(apps) >= 12 and len(TEMPLATES) >= 60
+    assert {"price", "name", "code", "time", "list"} <= {t.what for t in TEMPLATES}
+    assert {t.distance for t in TEMPLATES} == set(DISTANCE)
+    assert {t.use for t in TEMPLATES} == set(USE)
+    cross = [t for t in TEMPLATES if t.distance == "cross_app"]
+    assert len(cross) >= 12 and all(len(set(t.apps)) > 1 for t in cross)
+    with_templates = {app for t in TEMPLATES for app in t.apps}
+    assert set(apps) - with_templates == {"shopmate"}  # the demo's fixed catalogue
+    assert {t.what for t in TEMPLATES} <= set(WHAT)
+
+
 def test_the_first_apps_keep_their_nine_tasks_as_templates():
     ids = [t.id for t in TEMPLATES]
     assert ids[: len(FIRST_TASKS)] == FIRST_TASKS
