@@ -247,9 +247,15 @@ class Session:
         """Every row of a list (``prefix`` of their resource ids), scrolling to its end; the
         rows are in ``self.collected`` afterwards, in their order on the screen."""
         rows: dict[str, Row] = {}
+
+        def keep(row: Row) -> None:  # a row cut at the list's edge shows only some fields
+            if row.key in rows:
+                row.fields = {**rows[row.key].fields, **row.fields}
+            rows[row.key] = row
+
         for _ in range(MAX_SCROLLS):
             for row in self.view.rows(prefix):
-                rows.setdefault(row.key, row)
+                keep(row)
             before = _screen_texts(self.view)
             if self.view.scrollable() is None:
                 break
@@ -257,7 +263,7 @@ class Session:
             if _screen_texts(self.view) == before:
                 break
         for row in self.view.rows(prefix):
-            rows.setdefault(row.key, row)
+            keep(row)
         self.collected = list(rows.values())
 
 
