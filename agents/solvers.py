@@ -16,14 +16,17 @@ uses.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from trajectories.uixml import UIElement, UITree, UIXmlError, parse_ui_xml
 
 from .base import Agent, AgentStep, Observation
 
+T = TypeVar("T")
 Script = Generator[AgentStep, None, None]
+Moves = Generator[AgentStep, None, T]  # steps, then what they found (``x = yield from ...``)
 MAX_SCROLLS = 12
 
 
@@ -222,7 +225,7 @@ class Session:
 
     # --- moves of several steps -------------------------------------------------------------
 
-    def scroll_to(self, up: bool = False, **query) -> Iterator[AgentStep]:
+    def scroll_to(self, up: bool = False, **query) -> Moves[None]:
         """Scroll until an element matching ``query`` shows whole (not cut at the list's
         edge); ``yield from`` it. Down first (``up``: up first, for an older message), then
         the other way when the list ended without it."""
@@ -243,9 +246,9 @@ class Session:
                 return
         raise SolverStuck(f"scrolled the list both ways and found no {query}")
 
-    def collect(self, prefix: str) -> Iterator[AgentStep]:
-        """Every row of a list (``prefix`` of their resource ids), scrolling to its end; the
-        rows are in ``self.collected`` afterwards, in their order on the screen."""
+    def collect(self, prefix: str) -> Moves[list[Row]]:
+        """Every row of a list (``prefix`` of their resource ids), scrolling to its end, in
+        their order on the screen."""
         rows: dict[str, Row] = {}
 
         def keep(row: Row) -> None:  # a row cut at the list's edge shows only some fields
@@ -264,7 +267,7 @@ class Session:
                 break
         for row in self.view.rows(prefix):
             keep(row)
-        self.collected = list(rows.values())
+        return list(rows.values())
 
 
 def _clear_of_edges(element: UIElement, area: UIElement) -> bool:
@@ -345,6 +348,10 @@ CHATTER, FRESHCART, MEGAMART, NOTES = (
 SKYCAST = "com.waypoint.skycast"
 
 
+def price_value(price: str) -> float:
+    return float(price.lstrip("$").replace(",", ""))
+
+
 def price_among(texts: list[str]) -> str:
     for text in texts:
         found = PRICE.search(text)
@@ -353,32 +360,43 @@ def price_among(texts: list[str]) -> str:
     raise SolverStuck(f"no price among {texts}")
 
 
-def freshcart_price(s: Session, product_id: str, name: str) -> Iterator[AgentStep]:
-    """Open FreshCart and read a product's price from the list (``s.price``)."""
+def freshcart_price(s: Session, product_id: str, name: str) -> Moves[str]:
+    """Open FreshCart and read a product's price from the list."""
     yield s.open_app(FRESHCART, "FreshCart")
     yield from s.scroll_to(id=product_id)
     texts = s.view.texts_in(s.view.need(id=product_id))
-    s.price = s.remember(f"FreshCart's price of the {name}", price_among(texts))
+    return s.remember(f"FreshCart's price of the {name}", price_among(texts))
 
 
-def megamart_price(s: Session, card_id: str, name: str) -> Iterator[AgentStep]:
-    """Open MegaMart and read a product's price from its grid (``s.price``)."""
+def megamart_price(s: Session, card_id: str, name: str) -> Moves[str]:
+    """Open MegaMart and read a product's price from its grid."""
     yield s.open_app(MEGAMART, "MegaMart")
     yield from s.scroll_to(id=card_id)
     texts = s.view.texts_in(s.view.need(id=card_id))
-    s.price = s.remember(f"MegaMart's price of the {name}", price_among(texts))
+    return s.remember(f"MegaMart's price of the {name}", price_among(texts))
 
 
-def freshcart_order_number(s: Session) -> Iterator[AgentStep]:
-    """Open FreshCart's orders and read the most recent one's number (``s.order``)."""
+def freshcart_order_number(s: Session) -> Moves[str]:
+    """Open FreshCart's orders and read the most recent one's number."""
     yield s.open_app(FRESHCART, "FreshCart")
     yield s.tap(id="tab_orders")
     first = s.view.need(id="order")
     number = next(t for t in s.view.texts_in(first) if re.fullmatch(r"FC-[0-9]+", t))
-    s.order = s.remember("number of the latest FreshCart order", number)
+    return s.remember("number of the latest FreshCart order", number)
 
 
-def chatter_send(s: Session, chat_id: str, text: str) -> Iterator[AgentStep]:
+def new_note(s: Session, title: str, text: str) -> Moves[None]:
+    """Write a new note in Notes and save it."""
+    yield s.open_app(NOTES, "Notes")
+    yield s.tap(id="new_note")
+    yield s.tap(id="note_title")
+    yield s.type(title)
+    yield s.tap(id="note_body")
+    yield s.type(text)
+    yield s.tap(id="save_note")
+
+
+def chatter_send(s: Session, chat_id: str, text: str) -> Moves[None]:
     """Open a Chatter conversation and send ``text``."""
     yield s.open_app(CHATTER, "Chatter")
     yield s.tap(id=chat_id)
@@ -387,19 +405,20 @@ def chatter_send(s: Session, chat_id: str, text: str) -> Iterator[AgentStep]:
     yield s.tap(id="send")
 
 
-def weather_city(s: Session, city: str) -> Iterator[AgentStep]:
+def weather_city(s: Session, city: str) -> Moves[None]:
     """Open SkyCast and the page of ``city``."""
     yield s.open_app(SKYCAST, "SkyCast")
     yield from s.scroll_to(id="city_name", text=city)
     yield s.tap(id="city_name", text=city)
 
 
-def weather_temps(s: Session) -> Iterator[AgentStep]:
-    """Open SkyCast and read every saved city's temperature (``s.collected``)."""
+def weather_temps(s: Session) -> Moves[list[Row]]:
+    """Open SkyCast and read every saved city's temperature."""
     yield s.open_app(SKYCAST, "SkyCast")
-    yield from s.collect("city_")
-    for row in s.collected:
+    cities = yield from s.collect("city_")
+    for row in cities:
         s.remember(f"temperature in {row['city_name']}", row["city_temp"])
+    return cities
 
 
 def degrees(text: str) -> int:
@@ -431,39 +450,36 @@ def solve_ava_door_code(s: Session) -> Script:
 
 @solver("freshcart-order-number")
 def solve_freshcart_order_number(s: Session) -> Script:
-    yield from freshcart_order_number(s)
-    yield s.answer(s.order)
+    order = yield from freshcart_order_number(s)
+    yield s.answer(order)
 
 
 @solver("order-number-to-mia")
 def solve_order_number_to_mia(s: Session) -> Script:
-    yield from freshcart_order_number(s)
-    yield from chatter_send(s, "chat_mia", s.order)
-    yield s.answer(s.order)
+    order = yield from freshcart_order_number(s)
+    yield from chatter_send(s, "chat_mia", order)
+    yield s.answer(order)
 
 
-def aerosound_prices(s: Session) -> Iterator[AgentStep]:
+def lower_aerosound_price(s: Session) -> Moves[str]:
     name = "AeroSound X5 headphones"
-    yield from freshcart_price(s, "product_aerosound_x5", name)
-    fresh = s.price
-    yield from megamart_price(s, "card_aerosound_x5", name)
-    s.lower = min(fresh, s.price, key=lambda p: float(p[1:].replace(",", "")))
+    fresh = yield from freshcart_price(s, "product_aerosound_x5", name)
+    mega = yield from megamart_price(s, "card_aerosound_x5", name)
+    return min(fresh, mega, key=price_value)
 
 
 @solver("cheaper-aerosound-price")
 def solve_cheaper_aerosound_price(s: Session) -> Script:
-    yield from aerosound_prices(s)
-    yield s.answer(s.lower)
+    lower = yield from lower_aerosound_price(s)
+    yield s.answer(lower)
 
 
 @solver("cheaper-kettle-shop")
 def solve_cheaper_kettle_shop(s: Session) -> Script:
     name = "Brew Pro kettle"
-    yield from freshcart_price(s, "product_kettle", name)
-    fresh = float(s.price[1:].replace(",", ""))
-    yield from megamart_price(s, "card_kettle", name)
-    mega = float(s.price[1:].replace(",", ""))
-    yield s.answer("FreshCart" if fresh < mega else "MegaMart")
+    fresh = yield from freshcart_price(s, "product_kettle", name)
+    mega = yield from megamart_price(s, "card_kettle", name)
+    yield s.answer("FreshCart" if price_value(fresh) < price_value(mega) else "MegaMart")
 
 
 @solver("megamart-coupon")
@@ -490,16 +506,10 @@ def solve_wifi_password(s: Session) -> Script:
 
 @solver("cheaper-aerosound-note-to-mia")
 def solve_cheaper_aerosound_note_to_mia(s: Session) -> Script:
-    yield from aerosound_prices(s)
-    yield s.open_app(NOTES, "Notes")
-    yield s.tap(id="new_note")
-    yield s.tap(id="note_title")
-    yield s.type("Headphones")
-    yield s.tap(id="note_body")
-    yield s.type(s.lower)
-    yield s.tap(id="save_note")
-    yield from chatter_send(s, "chat_mia", s.lower)
-    yield s.answer(s.lower)
+    lower = yield from lower_aerosound_price(s)
+    yield from new_note(s, "Headphones", lower)
+    yield from chatter_send(s, "chat_mia", lower)
+    yield s.answer(lower)
 
 
 # ============================================================================================
@@ -508,8 +518,8 @@ def solve_cheaper_aerosound_note_to_mia(s: Session) -> Script:
 
 @solver("weather-warmest-city")
 def solve_weather_warmest_city(s: Session) -> Script:
-    yield from weather_temps(s)
-    warmest = max(s.collected, key=lambda row: degrees(row["city_temp"]))
+    cities = yield from weather_temps(s)
+    warmest = max(cities, key=lambda row: degrees(row["city_temp"]))
     yield s.answer(warmest["city_name"])
 
 
@@ -542,8 +552,8 @@ def solve_weather_rainy_day(s: Session) -> Script:
 @solver("weather-temp-difference")
 def solve_weather_temp_difference(s: Session) -> Script:
     asked = s.goal_says(r"warmer is it in (?P<warm>.+?) than in (?P<cold>.+?) right now")
-    yield from weather_temps(s)
-    temp = {row["city_name"]: degrees(row["city_temp"]) for row in s.collected}
+    cities = yield from weather_temps(s)
+    temp = {row["city_name"]: degrees(row["city_temp"]) for row in cities}
     yield s.answer(str(temp[asked["warm"]] - temp[asked["cold"]]))
 
 
@@ -571,39 +581,35 @@ def solve_weather_warmest_day(s: Session) -> Script:
 SKYBOOK = "com.waypoint.skybook"
 
 
-def flights_to(s: Session, city: str) -> Iterator[AgentStep]:
-    """Open SkyBook's results for ``city`` and read every flight (``s.collected``)."""
+def flights_to(s: Session, city: str) -> Moves[list[Row]]:
+    """Open SkyBook's results for ``city`` and read every flight."""
     yield s.open_app(SKYBOOK, "SkyBook")
     yield s.tap(text=city)
-    yield from s.collect("result_")
+    return (yield from s.collect("result_"))
 
 
-def flight_page(s: Session, city: str, code: str) -> Iterator[AgentStep]:
+def flight_page(s: Session, city: str, code: str) -> Moves[None]:
     yield from flights_to(s, city)
     yield from s.scroll_to(id="code", text=code)
     yield s.tap(id="code", text=code)
 
 
-def price_value(price: str) -> float:
-    return float(price.lstrip("$").replace(",", ""))
-
-
 @solver("flights-cheapest")
 def solve_flights_cheapest(s: Session) -> Script:
     city = s.goal_says(r"from Lisbon to (?P<city>.+?) is the cheapest")["city"]
-    yield from flights_to(s, city)
-    for row in s.collected:
+    flights = yield from flights_to(s, city)
+    for row in flights:
         s.remember(f"fare of {row['code']}", row["price"])
-    yield s.answer(min(s.collected, key=lambda row: price_value(row["price"]))["code"])
+    yield s.answer(min(flights, key=lambda row: price_value(row["price"]))["code"])
 
 
 @solver("flights-earliest")
 def solve_flights_earliest(s: Session) -> Script:
     city = s.goal_says(r"from Lisbon to (?P<city>.+?) leave")["city"]
-    yield from flights_to(s, city)
-    for row in s.collected:
+    flights = yield from flights_to(s, city)
+    for row in flights:
         s.remember(f"{row['code']} leaves at", row["depart"])
-    yield s.answer(min(row["depart"] for row in s.collected))
+    yield s.answer(min(row["depart"] for row in flights))
 
 
 @solver("flights-gate")
@@ -616,8 +622,8 @@ def solve_flights_gate(s: Session) -> Script:
 @solver("flights-price")
 def solve_flights_price(s: Session) -> Script:
     asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
-    yield from flights_to(s, asked["city"])
-    row = next(r for r in s.collected if r["code"] == asked["code"])
+    flights = yield from flights_to(s, asked["city"])
+    row = next(r for r in flights if r["code"] == asked["code"])
     yield s.answer(s.remember(f"fare of {asked['code']}", row["price"]))
 
 
@@ -626,8 +632,8 @@ def solve_flights_cheaper_city(s: Session) -> Script:
     asked = s.goal_says(r"cheaper to (?P<a>.+?) or to (?P<b>.+?)\?")
     lowest = {}
     for city in (asked["a"], asked["b"]):
-        yield from flights_to(s, city)
-        lowest[city] = min(price_value(row["price"]) for row in s.collected)
+        flights = yield from flights_to(s, city)
+        lowest[city] = min(price_value(row["price"]) for row in flights)
         s.remember(f"cheapest flight to {city}", f"${lowest[city]:.2f}")
         yield s.back()
     yield s.answer(min(lowest, key=lowest.get))
@@ -645,8 +651,8 @@ def solve_flights_trip_seat(s: Session) -> Script:
 @solver("flights-direct-count")
 def solve_flights_direct_count(s: Session) -> Script:
     city = s.goal_says(r"from Lisbon to (?P<city>.+?)\?")["city"]
-    yield from flights_to(s, city)
-    direct = [row["code"] for row in s.collected if row["stops"] == "Direct"]
+    flights = yield from flights_to(s, city)
+    direct = [row["code"] for row in flights if row["stops"] == "Direct"]
     s.remember(f"direct flights to {city}", ", ".join(direct) or "none")
     yield s.answer(str(len(direct)))
 
@@ -668,7 +674,7 @@ CONTACTS = "com.waypoint.contacts"
 AGENDA = "com.waypoint.agenda"
 
 
-def track_parcel(s: Session, number: str) -> Iterator[AgentStep]:
+def track_parcel(s: Session, number: str) -> Moves[None]:
     """Track ``number`` in ParcelTrack; the result is on the screen afterwards."""
     yield s.open_app(PARCELTRACK, "ParcelTrack")
     yield s.tap(id="tracking_input")
@@ -685,54 +691,63 @@ def solve_parcels_delivery_day(s: Session) -> Script:
     yield s.answer(s.remember(f"delivery day of {number}", s.view.text(id="delivery_day")))
 
 
-def inbox(s: Session) -> Iterator[AgentStep]:
-    """Open Mailbox and read the whole inbox (``s.collected``: sender, subject, date)."""
+def inbox(s: Session) -> Moves[list[Row]]:
+    """Open Mailbox and read the whole inbox (sender, subject, date, unread)."""
     yield s.open_app(MAILBOX, "Mailbox")
-    yield from s.collect("mail_")
+    return (yield from s.collect("mail_"))
 
 
-def read_email(s: Session, subject: str) -> Iterator[AgentStep]:
-    """Open the email with this subject; its text is in ``s.email`` afterwards."""
+def read_email(s: Session, subject: str) -> Moves[str]:
+    """Open the email with this subject and read its text."""
     yield s.open_app(MAILBOX, "Mailbox")
     yield from s.scroll_to(id="subject", text=subject)
     yield s.tap(id="subject", text=subject)
-    s.email = "\n".join(el.text for el in s.view.all(id="mail_body"))
+    return "\n".join(el.text for el in s.view.all(id="mail_body"))
 
 
-def email_says(s: Session, pattern: str) -> str:
-    found = re.search(pattern, s.email)
+def says(text: str, pattern: str) -> str:
+    """The first group of ``pattern`` in ``text`` (an email's, a message's)."""
+    found = re.search(pattern, text)
     if found is None:
-        raise SolverStuck(f"the email does not say {pattern!r}: {s.email!r}")
+        raise SolverStuck(f"{text!r} does not say {pattern!r}")
     return found.group(1)
 
 
-def invoice_of(s: Session, company: str) -> Iterator[AgentStep]:
-    """Read the invoice ``company`` emailed: ``s.amount``, ``s.reference``, ``s.due``."""
-    yield from read_email(s, f"{company}: your invoice is ready")
-    s.amount = s.remember(f"amount due to {company}", email_says(s, r"Amount due: (\$[0-9,.]+)"))
-    s.reference = s.remember(f"reference of {company}'s invoice",
-                             email_says(s, r"Reference: (INV-[0-9]+)"))  # fmt: skip
-    s.due = email_says(s, r"Please pay by ([0-9]+ [A-Za-z]+)")
+@dataclass
+class Invoice:
+    amount: str
+    reference: str
+    due: str
+
+
+def invoice_of(s: Session, company: str) -> Moves[Invoice]:
+    """Read the invoice ``company`` emailed."""
+    email = yield from read_email(s, f"{company}: your invoice is ready")
+    return Invoice(
+        s.remember(f"amount due to {company}", says(email, r"Amount due: (\$[0-9,.]+)")),
+        s.remember(f"reference of {company}'s invoice", says(email, r"Reference: (INV-[0-9]+)")),
+        says(email, r"Please pay by ([0-9]+ [A-Za-z]+)"),
+    )
 
 
 @solver("mail-verification-code")
 def solve_mail_verification_code(s: Session) -> Script:
     service = s.goal_says(r"verification code (?P<service>\S+) emailed")["service"]
-    yield from read_email(s, f"Your {service} verification code")
-    yield s.answer(s.remember(f"{service} code", email_says(s, r"Use ([0-9]+)")))
+    email = yield from read_email(s, f"Your {service} verification code")
+    yield s.answer(s.remember(f"{service} code", says(email, r"Use ([0-9]+)")))
 
 
 @solver("mail-meeting-room")
 def solve_mail_meeting_room(s: Session) -> Script:
     topic = s.goal_says(r"is the (?P<topic>.+?) meeting")["topic"]
-    yield from read_email(s, f"Invitation: {topic} meeting")
-    yield s.answer(s.remember(f"room of the {topic} meeting", email_says(s, r"Where: (.+)")))
+    email = yield from read_email(s, f"Invitation: {topic} meeting")
+    yield s.answer(s.remember(f"room of the {topic} meeting", says(email, r"Where: (.+)")))
 
 
 @solver("mail-unread-count")
 def solve_mail_unread_count(s: Session) -> Script:
-    yield from inbox(s)
-    unread = [row["subject"] for row in s.collected if "unread" in row.fields]
+    emails = yield from inbox(s)
+    unread = [row["subject"] for row in emails if "unread" in row.fields]
     s.remember("unread emails", str(len(unread)))
     yield s.answer(str(len(unread)))
 
@@ -749,20 +764,20 @@ def solve_mail_sender(s: Session) -> Script:
 @solver("mail-invoice-amount")
 def solve_mail_invoice_amount(s: Session) -> Script:
     company = s.goal_says(r"the invoice (?P<company>.+?) emailed you")["company"]
-    yield from invoice_of(s, company)
-    yield s.answer(s.amount)
+    invoice = yield from invoice_of(s, company)
+    yield s.answer(invoice.amount)
 
 
 @solver("mail-largest-invoice")
 def solve_mail_largest_invoice(s: Session) -> Script:
-    yield from inbox(s)
+    emails = yield from inbox(s)
     suffix = ": your invoice is ready"
-    companies = [row["subject"][: -len(suffix)] for row in s.collected
+    companies = [row["subject"][: -len(suffix)] for row in emails
                  if row["subject"].endswith(suffix)]  # fmt: skip
     amounts = {}
     for company in companies:
-        yield from invoice_of(s, company)
-        amounts[company] = price_value(s.amount)
+        invoice = yield from invoice_of(s, company)
+        amounts[company] = price_value(invoice.amount)
         yield s.back()
     yield s.answer(max(amounts, key=amounts.get))
 
@@ -770,27 +785,29 @@ def solve_mail_largest_invoice(s: Session) -> Script:
 @solver("mail-invoice-due")
 def solve_mail_invoice_due(s: Session) -> Script:
     company = s.goal_says(r"the invoice from (?P<company>.+?) be paid")["company"]
-    yield from invoice_of(s, company)
-    yield s.answer(s.remember(f"{company}'s invoice is due", s.due))
+    invoice = yield from invoice_of(s, company)
+    yield s.answer(s.remember(f"{company}'s invoice is due", invoice.due))
 
 
-def ledger_tab(s: Session, tab: str) -> Iterator[AgentStep]:
+def ledger_tab(s: Session, tab: str) -> Moves[None]:
     yield s.open_app(LEDGER, "Ledger")
     yield s.tap(id=f"tab_{tab}")
 
 
-def ledger_payments(s: Session) -> Iterator[AgentStep]:
-    """Ledger's activity, every payment (``s.collected``; the salary, coming in, left out)."""
+def ledger_payments(s: Session) -> Moves[list[Row]]:
+    """Ledger's activity, every payment (the salary, coming in, left out)."""
     yield from ledger_tab(s, "activity")
-    yield from s.collect("txn_")
-    s.collected = [row for row in s.collected if row["amount"].startswith("-")]
+    rows = yield from s.collect("txn_")
+    return [row for row in rows if row["amount"].startswith("-")]
 
 
-def ledger_balances(s: Session) -> Iterator[AgentStep]:
+def ledger_balances(s: Session) -> Moves[dict[str, str]]:
+    """Each account's balance, by the account's name."""
     yield from ledger_tab(s, "accounts")
-    s.balances = {row["account_name"]: row["balance"] for row in s.view.rows("account_")}
-    for name, balance in s.balances.items():
+    balances = {row["account_name"]: row["balance"] for row in s.view.rows("account_")}
+    for name, balance in balances.items():
         s.remember(f"{name} balance", balance)
+    return balances
 
 
 def money_text(value: float) -> str:
@@ -799,14 +816,14 @@ def money_text(value: float) -> str:
 
 @solver("bank-balance")
 def solve_bank_balance(s: Session) -> Script:
-    yield from ledger_balances(s)
-    yield s.answer(s.balances["Checking"])
+    balances = yield from ledger_balances(s)
+    yield s.answer(balances["Checking"])
 
 
 @solver("bank-largest-payment")
 def solve_bank_largest_payment(s: Session) -> Script:
-    yield from ledger_payments(s)
-    top = max(s.collected, key=lambda row: price_value(row["amount"][1:]))
+    payments = yield from ledger_payments(s)
+    top = max(payments, key=lambda row: price_value(row["amount"][1:]))
     s.remember("largest payment", f"{top['merchant']} {top['amount']}")
     yield s.answer(top["merchant"])
 
@@ -814,16 +831,16 @@ def solve_bank_largest_payment(s: Session) -> Script:
 @solver("bank-paid-merchant")
 def solve_bank_paid_merchant(s: Session) -> Script:
     merchant = s.goal_says(r"did you pay (?P<merchant>.+?), according")["merchant"]
-    yield from ledger_payments(s)
-    row = next(r for r in s.collected if r["merchant"] == merchant)
+    payments = yield from ledger_payments(s)
+    row = next(r for r in payments if r["merchant"] == merchant)
     yield s.answer(s.remember(f"paid {merchant}", row["amount"][1:]))
 
 
 @solver("bank-category-total")
 def solve_bank_category_total(s: Session) -> Script:
     category = s.goal_says(r"spend on (?P<category>.+?) in total")["category"]
-    yield from ledger_payments(s)
-    amounts = [price_value(r["amount"][1:]) for r in s.collected if r["category"] == category]
+    payments = yield from ledger_payments(s)
+    amounts = [price_value(r["amount"][1:]) for r in payments if r["category"] == category]
     s.remember(f"{category} payments", ", ".join(money_text(a) for a in amounts))
     yield s.answer(money_text(sum(amounts)))
 
@@ -838,19 +855,19 @@ def solve_bank_savings_iban(s: Session) -> Script:
 @solver("bank-paid-date")
 def solve_bank_paid_date(s: Session) -> Script:
     merchant = s.goal_says(r"did you pay (?P<merchant>.+?), according")["merchant"]
-    yield from ledger_payments(s)
-    row = next(r for r in s.collected if r["merchant"] == merchant)
+    payments = yield from ledger_payments(s)
+    row = next(r for r in payments if r["merchant"] == merchant)
     yield s.answer(s.remember(f"paid {merchant} on", row["date"]))
 
 
 @solver("bank-balance-difference")
 def solve_bank_balance_difference(s: Session) -> Script:
-    yield from ledger_balances(s)
-    difference = price_value(s.balances["Savings"]) - price_value(s.balances["Checking"])
+    balances = yield from ledger_balances(s)
+    difference = price_value(balances["Savings"]) - price_value(balances["Checking"])
     yield s.answer(money_text(difference))
 
 
-def contact_page(s: Session, name: str) -> Iterator[AgentStep]:
+def contact_page(s: Session, name: str) -> Moves[None]:
     yield s.open_app(CONTACTS, "Contacts")
     yield from s.scroll_to(id="contact_name", text=name)
     yield s.tap(id="contact_name", text=name)
@@ -874,8 +891,8 @@ def solve_contacts_city(s: Session) -> Script:
 def solve_contacts_works_at(s: Session) -> Script:
     company = s.goal_says(r"works at (?P<company>.+?)\? Answer")["company"]
     yield s.open_app(CONTACTS, "Contacts")
-    yield from s.collect("contact_")
-    row = next(r for r in s.collected if r["contact_company"] == company)
+    people = yield from s.collect("contact_")
+    row = next(r for r in people if r["contact_company"] == company)
     yield s.answer(s.remember(f"works at {company}", row["contact_name"]))
 
 
@@ -906,12 +923,11 @@ def solve_contacts_earliest_birthday(s: Session) -> Script:
     yield s.answer(min(birthdays, key=lambda name: day_of_year(birthdays[name])))
 
 
-def agenda_day(s: Session, day: str) -> Iterator[AgentStep]:
-    """Agenda at ``day``; its events in ``s.events`` (title, start, end)."""
+def agenda_day(s: Session, day: str) -> Moves[list[Row]]:
+    """Agenda at ``day``: its events (title, start, end)."""
     yield s.open_app(AGENDA, "Agenda")
     yield s.tap(desc=day)
-    yield from s.collect("event_")
-    s.events = s.collected
+    return (yield from s.collect("event_"))
 
 
 def minutes_of(time: str) -> int:
@@ -922,12 +938,12 @@ def minutes_of(time: str) -> int:
 @solver("agenda-event-start")
 def solve_agenda_event_start(s: Session) -> Script:
     asked = s.goal_says(r"does '(?P<title>.+?)' start on (?P<day>\w+),")
-    yield from agenda_day(s, asked["day"])
-    row = next(r for r in s.events if r["event_title"] == asked["title"])
+    events = yield from agenda_day(s, asked["day"])
+    row = next(r for r in events if r["event_title"] == asked["title"])
     yield s.answer(s.remember(f"'{asked['title']}' starts", row["event_start"]))
 
 
-def event_page(s: Session, title: str, day: str) -> Iterator[AgentStep]:
+def event_page(s: Session, title: str, day: str) -> Moves[None]:
     yield from agenda_day(s, day)
     yield from s.scroll_to(id="event_title", text=title)
     yield s.tap(id="event_title", text=title)
@@ -943,8 +959,8 @@ def solve_agenda_event_location(s: Session) -> Script:
 @solver("agenda-first-event")
 def solve_agenda_first_event(s: Session) -> Script:
     day = s.goal_says(r"first event on (?P<day>\w+) in Agenda")["day"]
-    yield from agenda_day(s, day)
-    first = min(s.events, key=lambda row: minutes_of(row["event_start"]))
+    events = yield from agenda_day(s, day)
+    first = min(events, key=lambda row: minutes_of(row["event_start"]))
     s.remember(f"first on {day}", f"{first['event_title']} at {first['event_start']}")
     yield s.answer(first["event_title"])
 
@@ -952,53 +968,53 @@ def solve_agenda_first_event(s: Session) -> Script:
 @solver("agenda-count-day")
 def solve_agenda_count_day(s: Session) -> Script:
     day = s.goal_says(r"events do you have on (?P<day>\w+),")["day"]
-    yield from agenda_day(s, day)
-    s.remember(f"events on {day}", ", ".join(row["event_title"] for row in s.events))
-    yield s.answer(str(len(s.events)))
+    events = yield from agenda_day(s, day)
+    s.remember(f"events on {day}", ", ".join(row["event_title"] for row in events))
+    yield s.answer(str(len(events)))
 
 
 @solver("agenda-longest-event")
 def solve_agenda_longest_event(s: Session) -> Script:
     day = s.goal_says(r"events on (?P<day>\w+) in Agenda lasts")["day"]
-    yield from agenda_day(s, day)
+    events = yield from agenda_day(s, day)
 
     def length(row: Row) -> int:
         return minutes_of(row["event_end"]) - minutes_of(row["event_start"])
 
-    yield s.answer(max(s.events, key=length)["event_title"])
+    yield s.answer(max(events, key=length)["event_title"])
 
 
 # ============================================================================================
 # Cross-app templates.
 
 
-def emailed_tracking_number(s: Session, shop: str) -> Iterator[AgentStep]:
-    yield from read_email(s, f"Your {shop} order has shipped")
-    s.number = s.remember(f"{shop} tracking number", email_says(s, r"Tracking number: (PT[0-9]+)"))
+def emailed_tracking_number(s: Session, shop: str) -> Moves[str]:
+    email = yield from read_email(s, f"Your {shop} order has shipped")
+    return s.remember(f"{shop} tracking number", says(email, r"Tracking number: (PT[0-9]+)"))
 
 
 @solver("parcels-emailed-delivery")
 def solve_parcels_emailed_delivery(s: Session) -> Script:
     shop = s.goal_says(r"^(?P<shop>.+?) emailed you")["shop"]
-    yield from emailed_tracking_number(s, shop)
-    yield from track_parcel(s, s.number)
+    number = yield from emailed_tracking_number(s, shop)
+    yield from track_parcel(s, number)
     yield s.answer(s.remember(f"{shop} parcel arrives", s.view.text(id="delivery_day")))
 
 
 @solver("parcels-emailed-pickup")
 def solve_parcels_emailed_pickup(s: Session) -> Script:
     shop = s.goal_says(r"^Your (?P<shop>.+?) parcel will wait")["shop"]
-    yield from emailed_tracking_number(s, shop)
-    yield from track_parcel(s, s.number)
+    number = yield from emailed_tracking_number(s, shop)
+    yield from track_parcel(s, number)
     yield s.answer(s.remember(f"{shop} pickup code", s.view.text(id="pickup_code")))
 
 
 @solver("flights-agency-seat")
 def solve_flights_agency_seat(s: Session) -> Script:
-    yield from inbox(s)
-    subject = next(r["subject"] for r in s.collected if r["sender"] == "TravelNest")
-    yield from read_email(s, subject)
-    ref = s.remember("TravelNest booking reference", email_says(s, r"reference: ([A-Z]+)"))
+    emails = yield from inbox(s)
+    subject = next(r["subject"] for r in emails if r["sender"] == "TravelNest")
+    email = yield from read_email(s, subject)
+    ref = s.remember("TravelNest booking reference", says(email, r"reference: ([A-Z]+)"))
     yield s.open_app(SKYBOOK, "SkyBook")
     yield s.tap(id="tab_manage")
     yield s.tap(id="booking_ref_input")
@@ -1010,20 +1026,20 @@ def solve_flights_agency_seat(s: Session) -> Script:
 @solver("bank-pay-invoice")
 def solve_bank_pay_invoice(s: Session) -> Script:
     company = s.goal_says(r"Pay the invoice (?P<company>.+?) emailed you")["company"]
-    yield from invoice_of(s, company)
+    invoice = yield from invoice_of(s, company)
     yield from ledger_tab(s, "pay")
     yield s.tap(id="pay_reference")
-    yield s.type(s.reference)
+    yield s.type(invoice.reference)
     yield s.tap(id="pay_amount")
-    yield s.type(s.amount)
+    yield s.type(invoice.amount)
     yield s.tap(id="pay")
     yield s.answer(s.remember("confirmation", s.view.text(id="confirmation")))
 
 
 @solver("bank-card-expiry")
 def solve_bank_card_expiry(s: Session) -> Script:
-    yield from read_email(s, "Your Ledger security code")
-    code = s.remember("Ledger security code", email_says(s, r"details is ([0-9]+)"))
+    email = yield from read_email(s, "Your Ledger security code")
+    code = s.remember("Ledger security code", says(email, r"details is ([0-9]+)"))
     yield from ledger_tab(s, "cards")
     yield s.tap(id="card_code_input")
     yield s.type(code)
@@ -1034,15 +1050,9 @@ def solve_bank_card_expiry(s: Session) -> Script:
 @solver("mail-invoice-to-notes")
 def solve_mail_invoice_to_notes(s: Session) -> Script:
     company = s.goal_says(r"the invoice from (?P<company>.+?) \(in Mailbox\)")["company"]
-    yield from invoice_of(s, company)
-    yield s.open_app(NOTES, "Notes")
-    yield s.tap(id="new_note")
-    yield s.tap(id="note_title")
-    yield s.type("Bills")
-    yield s.tap(id="note_body")
-    yield s.type(s.amount)
-    yield s.tap(id="save_note")
-    yield s.answer(s.amount)
+    invoice = yield from invoice_of(s, company)
+    yield from new_note(s, "Bills", invoice.amount)
+    yield s.answer(invoice.amount)
 
 
 @solver("flights-trip-weather")
@@ -1083,8 +1093,8 @@ def solve_agenda_noah_meeting(s: Session) -> Script:
     yield s.tap(id="chat_noah")
     message = s.view.need(contains="Let's meet")
     time = s.remember("Noah wants to meet at", re.search(r"[0-9]{2}:[0-9]{2}", message.text)[0])
-    yield from agenda_day(s, "Friday")
-    yield s.answer(next(r["event_title"] for r in s.events if r["event_start"] == time))
+    friday = yield from agenda_day(s, "Friday")
+    yield s.answer(next(r["event_title"] for r in friday if r["event_start"] == time))
 
 
 @solver("agenda-attendee-phone")
