@@ -614,24 +614,24 @@ def solve_flights_earliest(s: Session) -> Script:
 
 @solver("flights-gate")
 def solve_flights_gate(s: Session) -> Script:
-    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?) leave")
-    yield from flight_page(s, asked["city"], asked["code"])
-    yield s.answer(s.remember(f"gate of {asked['code']}", s.view.text(id="gate")))
+    asked = s.goal_says(r"flight (?P<flight>WY[0-9]+) from Lisbon to (?P<city>.+?) leave")
+    yield from flight_page(s, asked["city"], asked["flight"])
+    yield s.answer(s.remember(f"gate of {asked['flight']}", s.view.text(id="gate")))
 
 
 @solver("flights-price")
 def solve_flights_price(s: Session) -> Script:
-    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
+    asked = s.goal_says(r"flight (?P<flight>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
     flights = yield from flights_to(s, asked["city"])
-    row = next(r for r in flights if r["code"] == asked["code"])
-    yield s.answer(s.remember(f"fare of {asked['code']}", row["price"]))
+    row = next(r for r in flights if r["code"] == asked["flight"])
+    yield s.answer(s.remember(f"fare of {asked['flight']}", row["price"]))
 
 
 @solver("flights-cheaper-city")
 def solve_flights_cheaper_city(s: Session) -> Script:
-    asked = s.goal_says(r"cheaper to (?P<a>.+?) or to (?P<b>.+?)\?")
+    asked = s.goal_says(r"cheaper to (?P<first>.+?) or to (?P<second>.+?)\?")
     lowest = {}
-    for city in (asked["a"], asked["b"]):
+    for city in (asked["first"], asked["second"]):
         flights = yield from flights_to(s, city)
         lowest[city] = min(price_value(row["price"]) for row in flights)
         s.remember(f"cheapest flight to {city}", f"${lowest[city]:.2f}")
@@ -659,9 +659,9 @@ def solve_flights_direct_count(s: Session) -> Script:
 
 @solver("flights-seats-left")
 def solve_flights_seats_left(s: Session) -> Script:
-    asked = s.goal_says(r"flight (?P<code>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
-    yield from flight_page(s, asked["city"], asked["code"])
-    yield s.answer(s.remember(f"seats left on {asked['code']}", s.view.text(id="seats_left")))
+    asked = s.goal_says(r"flight (?P<flight>WY[0-9]+) from Lisbon to (?P<city>.+?)\?")
+    yield from flight_page(s, asked["city"], asked["flight"])
+    yield s.answer(s.remember(f"seats left on {asked['flight']}", s.view.text(id="seats_left")))
 
 
 # ============================================================================================
@@ -914,7 +914,7 @@ def day_of_year(date: str) -> tuple[int, int]:
 
 @solver("contacts-earliest-birthday")
 def solve_contacts_earliest_birthday(s: Session) -> Script:
-    asked = s.goal_says(r"first in the year: (?P<a>.+?)'s, (?P<b>.+?)'s or (?P<c>.+?)'s\?")
+    asked = s.goal_says(r"first in the year: (?P<one>.+?)'s, (?P<two>.+?)'s or (?P<three>.+?)'s\?")
     birthdays = {}
     for name in asked.values():
         yield from contact_page(s, name)
@@ -937,10 +937,10 @@ def minutes_of(time: str) -> int:
 
 @solver("agenda-event-start")
 def solve_agenda_event_start(s: Session) -> Script:
-    asked = s.goal_says(r"does '(?P<title>.+?)' start on (?P<day>\w+),")
+    asked = s.goal_says(r"does '(?P<event>.+?)' start on (?P<day>\w+),")
     events = yield from agenda_day(s, asked["day"])
-    row = next(r for r in events if r["event_title"] == asked["title"])
-    yield s.answer(s.remember(f"'{asked['title']}' starts", row["event_start"]))
+    row = next(r for r in events if r["event_title"] == asked["event"])
+    yield s.answer(s.remember(f"'{asked['event']}' starts", row["event_start"]))
 
 
 def event_page(s: Session, title: str, day: str) -> Moves[None]:
@@ -951,9 +951,9 @@ def event_page(s: Session, title: str, day: str) -> Moves[None]:
 
 @solver("agenda-event-location")
 def solve_agenda_event_location(s: Session) -> Script:
-    asked = s.goal_says(r"Where does '(?P<title>.+?)' on (?P<day>\w+) take place")
-    yield from event_page(s, asked["title"], asked["day"])
-    yield s.answer(s.remember(f"'{asked['title']}' is at", s.view.text(id="location")))
+    asked = s.goal_says(r"Where does '(?P<event>.+?)' on (?P<day>\w+) take place")
+    yield from event_page(s, asked["event"], asked["day"])
+    yield s.answer(s.remember(f"'{asked['event']}' is at", s.view.text(id="location")))
 
 
 @solver("agenda-first-event")
@@ -1099,8 +1099,8 @@ def solve_agenda_noah_meeting(s: Session) -> Script:
 
 @solver("agenda-attendee-phone")
 def solve_agenda_attendee_phone(s: Session) -> Script:
-    asked = s.goal_says(r"joins you at '(?P<title>.+?)' on (?P<day>\w+) in Agenda")
-    yield from event_page(s, asked["title"], asked["day"])
-    name = s.remember(f"with at '{asked['title']}'", s.view.text(id="attendee"))
+    asked = s.goal_says(r"joins you at '(?P<event>.+?)' on (?P<day>\w+) in Agenda")
+    yield from event_page(s, asked["event"], asked["day"])
+    name = s.remember(f"with at '{asked['event']}'", s.view.text(id="attendee"))
     yield from contact_page(s, name)
     yield s.answer(s.remember(f"{name}'s phone", s.view.text(id="phone")))

@@ -3,8 +3,13 @@ reading only what an agent reads (the goal and the screen's XML)."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+import agents.solvers
+from agents.base import Observation
 from agents.solvers import SOLVERS, solver_for
 from devices.virtual.apps import all_templates
 from tests.agents.episodes import play
@@ -16,6 +21,63 @@ SEEDS = (1, 2, 3)
 
 def test_every_template_has_a_solver():
     assert sorted(set(TEMPLATES) - set(SOLVERS)) == []
+    with pytest.raises(KeyError, match="no scripted solver for template 'nope'"):
+        solver_for("nope")
+
+
+def test_a_solver_is_given_nothing_an_agent_is_not():
+    """No adb, no device, no gold answers or variables: the goal and the screen only."""
+    tree = ast.parse(Path(agents.solvers.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {"__future__", "collections.abc", "dataclasses", "re", "typing",
+                        "trajectories.uixml", "base"}  # fmt: skip
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+        and node.body and isinstance(node.body[0], ast.Expr)
+    }  # fmt: skip
+    code = [
+        node.attr
+        if isinstance(node, ast.Attribute)
+        else getattr(node, "id", None)
+        or (node.value if isinstance(node, ast.Constant) and id(node) not in docstrings else "")
+        for node in ast.walk(tree)
+    ]
+    words = " ".join(str(w) for w in code if w).lower()
+    assert not any(word in words for word in ("shell", "adb", "gold", "variables", "waypoint "))
+
+
+LAUNCHER_XML = (
+    "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+    '<node index="0" text="" resource-id="" class="android.widget.FrameLayout" '
+    'package="com.android.launcher3" content-desc="" bounds="[0,0][540,1200]" /></hierarchy>'
+)
+
+
+def observe(step: int, goal: str = "") -> Observation:
+    return Observation(goal, b"", LAUNCHER_XML, 540, 1200, step, "com.android.launcher3")
+
+
+def test_a_solver_that_cannot_go_on_gives_up_saying_why():
+    solver = solver_for("weather-temp-now")
+    solver.start("What is the temperature in Oslo right now, according to SkyCast?")
+    assert solver.act(observe(0)).action == {
+        "type": "open_app", "package": "com.waypoint.skycast", "app_label": "SkyCast"
+    }  # fmt: skip
+    gave_up = solver.act(observe(1))  # the app never opened
+    assert gave_up.action == {"type": "terminate", "status": "failure"}
+    assert gave_up.raw_output == (
+        "scrolled the list both ways and found no {'id': 'city_name', 'text': 'Oslo'}"
+    )
+    assert solver.act(observe(2)).action["type"] == "terminate"
+
+    puzzled = solver_for("weather-temp-now")
+    puzzled.start("Book me a table for two")
+    step = puzzled.act(observe(0))
+    assert step.action == {"type": "terminate", "status": "failure"}
+    assert step.raw_output.startswith("the goal does not say")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
