@@ -5,8 +5,20 @@ from __future__ import annotations
 
 import random
 
+from trajectories.uixml import UITree, UIXmlError, parse_ui_xml
+
 from .base import AgentStep, Observation
-from .solvers import ui_tree
+
+
+def ui_tree(observation: Observation) -> UITree | None:
+    """The observation's UI tree (None when there is no XML or it cannot be read)."""
+    if not observation.xml:
+        return None
+    try:
+        return parse_ui_xml(observation.xml)
+    except UIXmlError:
+        return None
+
 
 WORDS = ("yes", "no", "42", "Mia", "$10.00", "14:30", "FreshCart", "done")
 

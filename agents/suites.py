@@ -1,95 +1,237 @@
-"""Suites: a named, versioned list of task instances (template id + seed), as a JSON document
-that is exported and imported unchanged, so two labs run the same benchmark.
+"""Benchmark suites: a named, versioned list of task instances (a template of the virtual device
+at a seed), so that two labs run the same benchmark.
 
-The document::
-
-    {"format": "waypoint-suite", "schema_version": 1, "name": "memory-basics", "version": "1",
-     "instances": [{"template": "freshcart-order-number", "seed": 1}, ...]}
-
-This is the runner's minimal version (until the environment's fuller one lands): templates
-are the virtual device's tasks, as ``devices.virtual.load_apps`` reads them.
+A suite is a JSON document (``make_suite``); ``check_suite`` validates one read from a file or an
+API request and checks that this Waypoint's virtual device poses the same instances: the same
+app versions, and at each seed the same instruction and the same gold answer (by its sha256, so
+the document does not give the answers away). Pure functions over documents; the ``Suite``
+model stores them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from devices.services.environment import MAX_SEED
-from devices.virtual import load_apps
+from devices.virtual.apps import all_templates, load_apps, read_manifests
+from devices.virtual.templates import Task, Template
 from trajectories.validation import InvalidData
 
-FORMAT = "waypoint-suite"
+SUITE_FORMAT = "waypoint-suite"
 SCHEMA_VERSION = 1
-MAX_INSTANCES = 10_000
+MAX_SEED = 2**31 - 1  # what `waypoint reset --seed` accepts
+MAX_INSTANCES = 100_000
+NAME_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+SEED_RANGE = re.compile(r"\s*([0-9]+)\s*(?:\.\.\s*([0-9]+)\s*)?")
 
 
-def known_templates() -> list[str]:
-    """The ids of the task templates the virtual device has."""
-    return [task.id for task in load_apps(0).tasks]
+def gold_digest(gold: str) -> str:
+    return hashlib.sha256(gold.encode()).hexdigest()
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1..3,7"`` -> ``[1, 2, 3, 7]``: ranges (both ends included) and single seeds."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        match = SEED_RANGE.fullmatch(part)
+        if match is None:
+            raise InvalidData(
+                f"seeds: {part.strip()!r} is no seed or range of seeds (write e.g. 1..5 or 1,2,7)"
+            )
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if last < first:
+            raise InvalidData(f"seeds: the range {first}..{last} runs backwards")
+        if last - first >= MAX_INSTANCES:
+            raise InvalidData(f"seeds: the range {first}..{last} is longer than {MAX_INSTANCES}")
+        seeds.extend(range(first, last + 1))
+    return seeds
+
+
+def _templates() -> dict[str, Template]:
+    return {t.id: t for t in all_templates()}
+
+
+def _app_versions() -> dict[str, dict[str, str]]:
+    return {
+        folder.name: {"label": m.get("label", folder.name), "version": m.get("version", "1.0")}
+        for folder, m in read_manifests()
+    }
+
+
+def _posed(instances: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Task]:
+    """The tasks the virtual device poses for (template, seed) pairs, one catalog per seed."""
+    tasks: dict[tuple[str, int], Task] = {}
+    wanted: dict[int, set[str]] = {}
+    for template_id, seed in instances:
+        wanted.setdefault(seed, set()).add(template_id)
+    for seed, template_ids in wanted.items():
+        for task in load_apps(seed).tasks:
+            if task.id in template_ids:
+                tasks[(task.id, seed)] = task
+    return tasks
 
 
 def make_suite(
     name: str, version: str, template_ids: Iterable[str], seeds: Iterable[int]
 ) -> dict[str, Any]:
-    """A suite of every template at every seed, templates first (checked)."""
-    seeds = list(seeds)
-    document = {
-        "format": FORMAT,
+    """The suite document: every template at every seed (template by template)."""
+    template_ids, seeds = list(template_ids), list(seeds)
+    _check_name(name, "name", 100)
+    _check_name(version, "version", 40)
+    known = _templates()
+    if not template_ids:
+        raise InvalidData("templates: a suite needs at least one template")
+    unknown = [t for t in template_ids if t not in known]
+    if unknown:
+        raise InvalidData(f"templates: unknown templates {', '.join(map(repr, unknown))}")
+    if len(set(template_ids)) != len(template_ids):
+        raise InvalidData("templates: a template is listed twice")
+    if not seeds:
+        raise InvalidData("seeds: a suite needs at least one seed")
+    for i, seed in enumerate(seeds):
+        _check_seed(seed, f"seeds[{i}]")
+    if len(set(seeds)) != len(seeds):
+        raise InvalidData("seeds: a seed is listed twice")
+    if len(template_ids) * len(seeds) > MAX_INSTANCES:
+        raise InvalidData(f"a suite holds at most {MAX_INSTANCES} instances")
+    pairs = [(t, seed) for t in template_ids for seed in seeds]
+    posed = _posed(pairs)
+    apps = sorted({app for t in template_ids for app in known[t].apps})
+    versions = _app_versions()
+    return {
+        "format": SUITE_FORMAT,
         "schema_version": SCHEMA_VERSION,
         "name": name,
         "version": version,
-        "instances": [{"template": t, "seed": s} for t in template_ids for s in seeds],
+        "apps": {slug: versions[slug] for slug in apps},
+        "templates": [_template_summary(known[t]) for t in template_ids],
+        "instances": [
+            {
+                "template": t,
+                "seed": seed,
+                "instruction": posed[(t, seed)].instruction,
+                "rule": posed[(t, seed)].rule,
+                "gold_sha256": gold_digest(posed[(t, seed)].gold),
+            }
+            for t, seed in pairs
+        ],
     }
-    return check_suite(document)
 
 
-def _text(document: dict[str, Any], field: str, longest: int) -> str:
-    value = document.get(field)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidData(f"{field}: must be a non-empty string, got {value!r}")
-    if len(value.strip()) > longest:
-        raise InvalidData(f"{field}: at most {longest} characters, got {len(value.strip())}")
-    return value.strip()
+def _template_summary(template: Template) -> dict[str, Any]:
+    return {
+        "id": template.id,
+        "apps": list(template.apps),
+        "rule": template.rule,
+        "memory": {"what": template.what, "distance": template.distance, "use": template.use},
+        "intent": template.intent,
+    }
 
 
 def check_suite(document: Any) -> dict[str, Any]:
-    """The suite document, checked and normalised; :class:`InvalidData` names what is wrong."""
+    """An imported suite document, validated; InvalidData names the place of the first problem.
+
+    Beyond its shape, the suite must be one this Waypoint runs as its makers did: the apps at
+    the same versions, every template known, and every instance posed with the same
+    instruction and gold answer.
+    """
     if not isinstance(document, dict):
-        raise InvalidData(f"suite: must be a JSON object, got {type(document).__name__}")
-    if document.get("format", FORMAT) != FORMAT:
-        raise InvalidData(f"format: must be {FORMAT!r}, got {document.get('format')!r}")
-    name = _text(document, "name", 100)
-    version = _text(document, "version", 32)
+        raise InvalidData(f"the suite must be a JSON object, got {type(document).__name__}")
+    if document.get("format") != SUITE_FORMAT:
+        raise InvalidData(
+            f"format: must be {SUITE_FORMAT!r}, got {document.get('format')!r} "
+            "(is this a suite made by make_suite?)"
+        )
+    if document.get("schema_version") != SCHEMA_VERSION:
+        raise InvalidData(
+            f"schema_version: this Waypoint reads suites of version {SCHEMA_VERSION}, "
+            f"got {document.get('schema_version')!r}"
+        )
+    _check_name(document.get("name"), "name", 100)
+    _check_name(document.get("version"), "version", 40)
+    apps = document.get("apps")
+    if not isinstance(apps, dict):
+        raise InvalidData("apps: must be an object of app versions")
+    local = _app_versions()
+    for slug, app in apps.items():
+        where = f"apps.{slug}"
+        if not isinstance(app, dict) or not isinstance(app.get("version"), str):
+            raise InvalidData(f"{where}: must be an object with the app's version")
+        if slug not in local:
+            raise InvalidData(f"{where}: this Waypoint's virtual device has no app {slug!r}")
+        if app["version"] != local[slug]["version"]:
+            raise InvalidData(
+                f"{where}: the suite was made with {local[slug]['label']} {app['version']}; "
+                f"this Waypoint has {local[slug]['version']}, whose data may differ"
+            )
     instances = document.get("instances")
     if not isinstance(instances, list) or not instances:
-        raise InvalidData("instances: must be a non-empty list of {template, seed}")
+        raise InvalidData("instances: must be a non-empty list")
     if len(instances) > MAX_INSTANCES:
-        raise InvalidData(f"instances: at most {MAX_INSTANCES}, got {len(instances)}")
-    known = set(known_templates())
+        raise InvalidData(f"instances: a suite holds at most {MAX_INSTANCES} instances")
+    known = _templates()
     seen: set[tuple[str, int]] = set()
-    checked = []
     for i, item in enumerate(instances):
         where = f"instances[{i}]"
         if not isinstance(item, dict):
             raise InvalidData(f"{where}: must be an object with template and seed")
-        template, seed = item.get("template"), item.get("seed")
+        template = item.get("template")
         if not isinstance(template, str) or template not in known:
+            raise InvalidData(f"{where}.template: unknown template {template!r}")
+        missing = [a for a in known[template].apps if a not in apps]
+        if missing:
+            raise InvalidData(f"{where}.template: {template} uses {missing[0]}, not in apps")
+        _check_seed(item.get("seed"), f"{where}.seed")
+        pair = (template, item["seed"])
+        if pair in seen:
+            raise InvalidData(f"{where}: {template} at seed {item['seed']} is listed twice")
+        seen.add(pair)
+        for name in ("instruction", "rule", "gold_sha256"):
+            if not isinstance(item.get(name), str):
+                raise InvalidData(f"{where}.{name}: must be a string")
+    posed = _posed(seen)
+    for i, item in enumerate(instances):
+        task = posed[(item["template"], item["seed"])]
+        where = f"instances[{i}]"
+        here = f"{item['template']} at seed {item['seed']}"
+        if task.instruction != item["instruction"] or task.rule != item["rule"]:
             raise InvalidData(
-                f"{where}.template: no task template {template!r} on the virtual device"
+                f"{where}: {here} is posed otherwise here: {task.instruction!r} ({task.rule})"
             )
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise InvalidData(f"{where}.seed: must be a whole number from 0 to {MAX_SEED}")
-        if (template, seed) in seen:
-            raise InvalidData(f"{where}: {template} at seed {seed} is listed twice")
-        seen.add((template, seed))
-        checked.append({"template": template, "seed": seed})
+        if gold_digest(task.gold) != item["gold_sha256"]:
+            raise InvalidData(f"{where}: {here} has another gold answer here")
     return {
-        "format": FORMAT,
+        "format": SUITE_FORMAT,
         "schema_version": SCHEMA_VERSION,
-        "name": name,
-        "version": version,
-        "instances": checked,
+        "name": document["name"],
+        "version": document["version"],
+        "apps": {
+            slug: {"label": local[slug]["label"], "version": apps[slug]["version"]}
+            for slug in sorted(apps)
+        },  # fmt: skip
+        "templates": [
+            _template_summary(known[t]) for t in dict.fromkeys(i["template"] for i in instances)
+        ],
+        "instances": [
+            {
+                name: item[name]
+                for name in ("template", "seed", "instruction", "rule", "gold_sha256")
+            }
+            for item in instances
+        ],  # fmt: skip
     }
+
+
+def _check_name(value: Any, where: str, longest: int) -> None:
+    if not isinstance(value, str) or not NAME_CHARS.fullmatch(value) or len(value) > longest:
+        raise InvalidData(
+            f"{where}: must be 1 to {longest} letters, digits, '.', '_' or '-', starting with "
+            f"a letter or digit, got {value!r}"
+        )
+
+
+def _check_seed(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise InvalidData(f"{where}: must be a whole number from 0 to {MAX_SEED}, got {value!r}")

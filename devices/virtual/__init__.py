@@ -4,7 +4,8 @@ Public API (importable without Django):
 
 - ``VirtualDevice(port=..., size=..., seed=..., apps=[...], chromium_path=...)`` with
   ``.start()``, ``.stop()``, ``.serial`` and ``.visible_vars()``.
-- ``load_apps(seed, names)`` -> ``Catalog`` of apps, memory variables and tasks (gold answers).
+- ``load_apps(seed, names)`` -> ``Catalog`` of apps, memory variables and tasks (gold answers):
+  each task template's instance at that seed (``templates.py``; the apps' data: ``content/``).
 - ``grade(rule, gold, answer)``.
 """
 

@@ -5,14 +5,21 @@ mobile web app) and ``manifest.json``::
 
     {"package": "com.waypoint.freshcart", "label": "FreshCart", "activity": ".MainActivity",
      "variables": [{"name": "price_aerosound", "kind": "price", "min": 180, "max": 260,
-                    "where": "product page of the AeroSound X5 headphones"}],
+                    "where": "product page of the AeroSound X5 headphones",
+                    "distinct_from": ["megamart.price_aerosound"]}],
      "tasks": [{"id": "cheapest-aerosound", "instruction": "...",
                 "gold": {"op": "min", "vars": ["freshcart.price_aerosound",
                                                "megamart.price_aerosound"]},
-                "rule": "number"}]}
+                "rule": "number",
+                "memory": {"what": "price", "distance": "cross_app", "use": "compare"},
+                "intent": "Compare & Decide"}]}
 
 A page shows a variable's value in an element with ``data-var="<name>"``; that is how the device
 reports which variables were visible in a capture, and where.
+
+Apps with richer pages also have a builder in ``devices/virtual/content/`` that generates their
+data from the seed (``window.WP.data``: lists, and which item sits where) and declares task
+templates over it (``devices/virtual/templates.py``); a manifest's tasks are templates too.
 """
 
 from __future__ import annotations
@@ -20,58 +27,18 @@ from __future__ import annotations
 import json
 import random
 import string
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajectories.grading import answer_matches, number_of
+from trajectories.grading import number_of
+
+from .templates import GRADING_RULES, Task, Template, grade, manifest_template
+from .world import Content, ManifestError, Variable, World
+
+__all__ = ["GRADING_RULES", "Catalog", "ManifestError", "Task", "Variable", "grade", "load_apps"]
 
 APPS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "virtual_apps"
 ANSWER_PACKAGE = "com.waypoint.answers"
-# The rules the Answers page grades by (its grade() knows no regex).
-GRADING_RULES = ("exact", "iexact", "number", "contains")
-
-
-class ManifestError(ValueError):
-    pass
-
-
-@dataclass
-class Variable:
-    app: str
-    name: str
-    kind: str
-    value: str
-    where: str = ""
-    description: str = ""
-
-    @property
-    def ref(self) -> str:
-        return f"{self.app}.{self.name}"
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "ref": self.ref}
-
-
-@dataclass
-class Task:
-    id: str
-    app: str
-    instruction: str
-    gold: str
-    rule: str
-    variables: list[str] = field(default_factory=list)
-    apps: list[str] = field(default_factory=list)
-    # Memory-World's task fields (STAMP appendix A.7 and Table 18): what to follow, the pages
-    # that must be visited, and the final action's output format.
-    guideline: str = ""
-    must_visit: list[str] = field(default_factory=list)
-    output_format: str = ""
-
-    def grade(self, answer: str) -> bool:
-        return grade(self.rule, self.gold, answer)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -85,6 +52,7 @@ class App:
     html_path: Path
     variables: list[Variable]
     tasks: list[Task]
+    data: dict | None = None  # what its builder generated for the page (content/)
 
     @property
     def component(self) -> str:
@@ -101,6 +69,8 @@ class App:
             "seed": catalog.seed,
             "vars": {v.name: v.value for v in self.variables},
         }
+        if self.data is not None:
+            data["data"] = self.data
         if self.package == ANSWER_PACKAGE:
             data["tasks"] = [t.to_dict() for t in catalog.tasks]
         return data
@@ -110,6 +80,7 @@ class App:
 class Catalog:
     seed: int
     apps: list[App]
+    template_ids: list[str] = field(default_factory=list)  # the order tasks are listed in
 
     @property
     def variables(self) -> list[Variable]:
@@ -117,7 +88,10 @@ class Catalog:
 
     @property
     def tasks(self) -> list[Task]:
-        return [t for app in self.apps for t in app.tasks]
+        """Every app's tasks, in the templates' order (the first apps' tasks first)."""
+        place = {template_id: i for i, template_id in enumerate(self.template_ids)}
+        tasks = [t for app in self.apps for t in app.tasks]
+        return sorted(tasks, key=lambda t: place.get(t.id, len(place)))
 
     @property
     def answer_package(self) -> str:
@@ -167,135 +141,113 @@ def generate_value(spec: dict, rng: random.Random) -> str:
     raise ManifestError(f"unknown variable kind {kind!r}")
 
 
-def grade(rule: str, gold: str, answer: str) -> bool:
-    """Waypoint's grading (:func:`trajectories.grading.answer_matches`) for the rules the
-    Answers page knows; it must agree with ``grade()`` there (fixtures/virtual_apps/answers)."""
-    if rule not in GRADING_RULES:
-        raise ManifestError(
-            f"unknown grading rule {rule!r} (the Answers page grades by: "
-            f"{', '.join(GRADING_RULES)})"
-        )
-    return answer_matches(rule, gold, answer)
+def manifest_value(spec: dict, world: World, slug: str) -> str:
+    """A manifest variable's value at the world's seed; never one of the values it must differ
+    from (``avoid``: values another part of the app shows, such as an old door code;
+    ``distinct_from``: variables of apps read before, such as the other shop's price), so
+    that no task has two right answers."""
+    rng = random.Random(f"{world.seed}/{slug}/{spec['name']}")
+    known = world.variables()
+    avoid = {str(v) for v in spec.get("avoid", [])}
+    avoid |= {known[ref].value for ref in spec.get("distinct_from", []) if ref in known}
+    taken = {number_of(v) for v in avoid} if spec.get("kind") == "price" else avoid
+    for _ in range(100):
+        value = generate_value(spec, rng)
+        if (number_of(value) if spec.get("kind") == "price" else value) not in taken:
+            return value
+    raise ManifestError(f"{slug}: variable {spec['name']} cannot avoid {sorted(avoid)}")
 
 
-def _gold(spec: dict, variables: dict[str, Variable], where: str) -> tuple[str, list[str]]:
-    op = spec.get("op", "var")
-    refs = spec.get("vars") or [spec.get("var")]
-    missing = [r for r in refs if r not in variables]
-    if missing:
-        raise ManifestError(f"{where}: gold refers to unknown variables {missing}")
-    values = [variables[r].value for r in refs]
-    if op == "var":
-        return values[0], refs
-    if op in ("min", "max"):
-        pick = min if op == "min" else max
-        return pick(values, key=lambda v: number_of(v) or 0.0), refs
-    if op == "format":
-        return spec["template"].format(*values), refs
-    if op == "holder":  # the label of the variable holding the min/max, e.g. which shop is cheaper
-        pick = min if spec.get("of", "min") == "min" else max
-        index = values.index(pick(values, key=lambda v: number_of(v) or 0.0))
-        return spec["labels"][index], refs
-    raise ManifestError(f"{where}: unknown gold op {op!r}")
+# --- loading --------------------------------------------------------------------------------
 
 
-ANSWERS_SLUG = "answers"
-# The final answer's format by the kind of value it is (a manifest's task may say its own).
-OUTPUT_FORMATS = {
-    "price": "the price only, as the app shows it (e.g. $42.10)",
-    "holder": "the name only (e.g. FreshCart)",
-    "time": "the time only, as written (e.g. 14:30)",
-}
-
-
-def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = APPS_DIR) -> Catalog:
-    """Read every app's manifest, generate its variables from ``seed``, resolve task answers.
-
-    ``names`` selects apps by slug or package (empty: all). Tasks whose apps are not all
-    selected are left out. The answers app is always included.
-    """
+def read_manifests(apps_dir: Path = APPS_DIR) -> list[tuple[Path, dict]]:
     raw: list[tuple[Path, dict]] = []
     for manifest_path in sorted(apps_dir.glob("*/manifest.json")):
         try:
             raw.append((manifest_path.parent, json.loads(manifest_path.read_text())))
         except json.JSONDecodeError as exc:
             raise ManifestError(f"{manifest_path}: {exc}") from exc
+    return raw
+
+
+def build_world(seed: int, raw: list[tuple[Path, dict]]) -> World:
+    """Every app's variables and page data at ``seed``: its manifest's variables, then its
+    builder's (content/), builders in the order that lets one read another's data."""
+    from .content import BUILDERS
+
+    world = World(seed)
+    for folder, manifest in raw:
+        content = world.contents[folder.name] = Content(folder.name, seed)
+        for spec in manifest.get("variables", []):
+            content.var(
+                spec["name"],
+                spec.get("kind", "word"),
+                manifest_value(spec, world, folder.name),
+                spec.get("where", ""),
+                spec.get("description", ""),
+            )
+    for slug, build in BUILDERS.items():
+        if slug in world.contents:
+            build(world.contents[slug], world)
+    return world
+
+
+def all_templates(raw: list[tuple[Path, dict]] | None = None) -> list[Template]:
+    """Every task template: the manifests' tasks, then the builders' (content/)."""
+    from .content import TEMPLATES
+
+    raw = read_manifests() if raw is None else raw
+    templates = [
+        manifest_template(spec, folder.name)
+        for folder, manifest in raw
+        for spec in manifest.get("tasks", [])
+    ]
+    templates += TEMPLATES
+    seen: set[str] = set()
+    for template in templates:
+        if template.id in seen:
+            raise ManifestError(f"two task templates are called {template.id}")
+        seen.add(template.id)
+    return templates
+
+
+def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = APPS_DIR) -> Catalog:
+    """Read every app's manifest, generate the apps' data from ``seed``, pose every template's
+    instance at that seed.
+
+    ``names`` selects apps by slug or package (empty: all). Tasks whose apps are not all
+    selected are left out. The answers app is always included.
+    """
+    raw = read_manifests(apps_dir)
+    world = build_world(seed, raw)
+    templates = all_templates(raw)
     wanted = set(names or [])
     if wanted:
         known = {d.name for d, _ in raw} | {m.get("package") for _, m in raw}
         unknown = wanted - known
         if unknown:
             raise ManifestError(f"unknown virtual apps: {', '.join(sorted(unknown))}")
-        raw = [(d, m) for d, m in raw if not wanted or d.name in wanted or m["package"] in wanted
+        raw = [(d, m) for d, m in raw if d.name in wanted or m["package"] in wanted
                or m["package"] == ANSWER_PACKAGE]  # fmt: skip
-
-    variables: dict[str, Variable] = {}
-    apps: list[App] = []
-    for folder, manifest in raw:
-        slug = folder.name
-        app_vars = []
-        for spec in manifest.get("variables", []):
-            rng = random.Random(f"{seed}/{slug}/{spec['name']}")
-            variable = Variable(
-                app=slug,
-                name=spec["name"],
-                kind=spec.get("kind", "word"),
-                value=generate_value(spec, rng),
-                where=spec.get("where", ""),
-                description=spec.get("description", ""),
-            )
-            variables[variable.ref] = variable
-            app_vars.append(variable)
-        apps.append(
-            App(
-                slug=slug,
-                package=manifest["package"],
-                label=manifest["label"],
-                activity=manifest.get("activity", ".MainActivity"),
-                version=manifest.get("version", "1.0"),
-                color=manifest.get("color", "#455a64"),
-                html_path=folder / "index.html",
-                variables=app_vars,
-                tasks=[],
-            )
+    apps = [
+        App(
+            slug=folder.name,
+            package=manifest["package"],
+            label=manifest["label"],
+            activity=manifest.get("activity", ".MainActivity"),
+            version=manifest.get("version", "1.0"),
+            color=manifest.get("color", "#455a64"),
+            html_path=folder / "index.html",
+            variables=world.content(folder.name).variables,
+            tasks=[],
+            data=world.content(folder.name).data or None,
         )
-    selected = {app.slug for app in apps}
-    for (folder, manifest), app in zip(raw, apps, strict=True):
-        for spec in manifest.get("tasks", []):
-            where = f"{folder.name}/manifest.json task {spec.get('id')}"
-            task_apps = spec.get("apps", [folder.name])
-            if not set(task_apps) <= selected:
-                continue
-            rule = spec.get("rule", "exact")
-            if rule not in GRADING_RULES:
-                raise ManifestError(f"{where}: unknown grading rule {rule!r}")
-            gold, refs = _gold(spec["gold"], variables, where)
-            used = [variables[r] for r in refs]
-            must_visit = [f"{v.app}: {v.where}" for v in used if v.where]
-            must_visit.append(f"{ANSWERS_SLUG}: the task's answer page")
-            output_format = spec.get("output_format") or OUTPUT_FORMATS.get(
-                spec["gold"].get("op", "var")
-                if spec["gold"].get("op") == "holder"
-                else used[0].kind,
-                "the value exactly as the app shows it",
-            )
-            guideline = spec.get("guideline") or (
-                "Read "
-                + "; ".join(f"{v.description or v.ref} ({v.app}: {v.where})" for v in used)
-                + f". Then open the Answers app and submit {output_format}."
-            )
-            app.tasks.append(
-                Task(
-                    spec["id"],
-                    folder.name,
-                    spec["instruction"],
-                    gold,
-                    rule,
-                    refs,
-                    task_apps,
-                    guideline=guideline,
-                    must_visit=must_visit,
-                    output_format=output_format,
-                )
-            )
-    return Catalog(seed=seed, apps=apps)
+        for folder, manifest in raw
+    ]
+    by_slug = {app.slug: app for app in apps}
+    for template in templates:
+        if set(template.apps) <= set(by_slug):
+            task = template.instance(world)
+            by_slug[task.app].tasks.append(task)
+    return Catalog(seed=seed, apps=apps, template_ids=[t.id for t in templates])

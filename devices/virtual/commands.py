@@ -538,7 +538,8 @@ async def cmd(sh: Shell, argv, stdin):
 
 WAYPOINT_USAGE = """usage: waypoint <command>
   visible-vars      JSON list of the declared memory variables visible on screen, with bounds
-  tasks             JSON list of the declared tasks (instruction, gold answer, grading rule)
+  tasks             JSON list of the tasks at this seed: each template's instance (instruction,
+                    gold answer, grading rule, memory variables and memory type)
   vars              JSON list of every declared memory variable and its value
   screen-version    a number that changes whenever the screen does (-1 while animating)
   task start <id>   open the answer page for a task

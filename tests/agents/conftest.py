@@ -17,6 +17,7 @@ from tests.devices.conftest import grant
 adb_server = devices_conftest.adb_server
 adb_servers = devices_conftest.adb_servers
 device = devices_conftest.device
+project_device = devices_conftest.project_device
 virtual_device = devices_conftest.virtual_device
 
 SESSION_SEED = 7  # the session's virtual device (tests/devices/conftest.py)

@@ -6,15 +6,55 @@ answers) played first when asked."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
-from agents.base import Observation
-from agents.solvers import FreshCartOrderNumber
+from agents.base import AgentStep, Observation
 from formats.stamp_sft import mobile_use_arguments
-from trajectories.uixml import parse_ui_xml
+from trajectories.uixml import UIElement, UITree, parse_ui_xml
 
 XML_HEADER = "UI XML of the screen:\n"
+
+
+def element(tree: UITree, *, id_suffix: str = "", text: str = "") -> UIElement | None:
+    """The first element whose resource id ends in ``id_suffix`` (or whose text matches the
+    regular expression ``text``)."""
+    for el in tree.elements:
+        if id_suffix and el.resource_id.endswith(id_suffix):
+            return el
+        if text and re.fullmatch(text, el.text or ""):
+            return el
+    return None
+
+
+class FreshCartOrderNumber:
+    """``freshcart-order-number`` decided from the screen alone, as the scripted model
+    answers each request afresh: open FreshCart, its Orders tab, answer the first number."""
+
+    PACKAGE = "com.waypoint.freshcart"
+
+    def start(self, goal: str) -> None:
+        self.goal = goal
+
+    def act(self, observation: Observation) -> AgentStep:
+        tree = parse_ui_xml(observation.xml)
+        if observation.package != self.PACKAGE:
+            return AgentStep(
+                {"type": "open_app", "package": self.PACKAGE}, raw_output="Open FreshCart."
+            )
+        number = element(tree, text=r"FC-\d+")
+        if number is not None:
+            return AgentStep(
+                {"type": "answer", "text": number.text},
+                memory=f"latest FreshCart order number: {number.text}",
+                raw_output="The newest order is first on the Orders tab: answer its number.",
+            )
+        orders = element(tree, id_suffix="/tab_orders")
+        if orders is not None:
+            x, y = orders.center
+            return AgentStep({"type": "click", "x": x, "y": y}, raw_output="Open the Orders tab.")
+        return AgentStep({"type": "back"}, raw_output="No Orders tab here: go back.")
 
 
 def texts(body: dict[str, Any]) -> list[str]:

@@ -17,7 +17,10 @@ from trajectories.uixml import parse_bounds
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 WIDTH, HEIGHT = 540, 1200
 APPS = ["com.waypoint.answers", "com.waypoint.chatter", "com.waypoint.freshcart",
-        "com.waypoint.megamart", "com.waypoint.notes", "com.waypoint.shopmate"]  # fmt: skip
+        "com.waypoint.megamart", "com.waypoint.notes", "com.waypoint.shopmate",
+        "com.waypoint.agenda", "com.waypoint.ledger", "com.waypoint.contacts",
+        "com.waypoint.skybook", "com.waypoint.mailbox", "com.waypoint.parceltrack",
+        "com.waypoint.skycast"]  # fmt: skip
 # The attributes of a <node>, in the order uiautomator writes them.
 ATTRIBUTES = ["index", "text", "resource-id", "class", "package", "content-desc", "checkable",
               "checked", "clickable", "enabled", "focusable", "focused", "scrollable",

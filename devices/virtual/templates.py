@@ -1,0 +1,218 @@
+"""Task templates: a goal with parameters, a grading rule, and a function of the seed's world
+that gives an instance (its parameters, gold answer and the memory variables it needs).
+
+An instance is a template at a seed: ``waypoint reset --seed N`` puts every app at that seed's
+world, and ``waypoint tasks`` lists each template's instance there (instruction, gold answer,
+rule). Each template says which of Memory-World's memory types it exercises (STAMP): *what* is
+remembered, *how far* it is carried, and *what is done* with it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from trajectories.grading import answer_matches, number_of
+
+from .world import AmbiguousInstance, ManifestError, World
+
+# The rules the Answers page grades by (its grade() knows no regex).
+GRADING_RULES = ("exact", "iexact", "number", "contains")
+WHAT = ("price", "name", "code", "time", "date", "number", "list")
+DISTANCE = ("same_screen", "later_page", "cross_app")
+USE = ("compare", "type", "answer")
+# AndroTMem's intent classes.
+INTENTS = (
+    "Lookup", "Compare & Decide", "Purchase / Order", "Booking", "Communication", "Sharing",
+    "Content Creation", "Configuration",
+)  # fmt: skip
+ANSWERS_SLUG = "answers"
+# The final answer's format by the kind of value it is (a template may say its own).
+OUTPUT_FORMATS = {
+    "price": "the price only, as the app shows it (e.g. $42.10)",
+    "holder": "the name only (e.g. FreshCart)",
+    "time": "the time only, as written (e.g. 14:30)",
+}
+
+
+def grade(rule: str, gold: str, answer: str) -> bool:
+    """Waypoint's grading (:func:`trajectories.grading.answer_matches`) for the rules the
+    Answers page knows; it must agree with ``grade()`` there (fixtures/virtual_apps/answers)."""
+    if rule not in GRADING_RULES:
+        raise ManifestError(
+            f"unknown grading rule {rule!r} (the Answers page grades by: "
+            f"{', '.join(GRADING_RULES)})"
+        )
+    return answer_matches(rule, gold, answer)
+
+
+@dataclass
+class Task:
+    """A template's instance at one seed, as the device poses it."""
+
+    id: str
+    app: str
+    instruction: str
+    gold: str
+    rule: str
+    variables: list[str] = field(default_factory=list)
+    apps: list[str] = field(default_factory=list)
+    # Memory-World's task fields (STAMP appendix A.7 and Table 18): what to follow, the pages
+    # that must be visited, and the final action's output format.
+    guideline: str = ""
+    must_visit: list[str] = field(default_factory=list)
+    output_format: str = ""
+    memory: dict[str, str] = field(default_factory=dict)  # what, distance, use
+    intent: str = ""
+
+    def grade(self, answer: str) -> bool:
+        return grade(self.rule, self.gold, answer)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Resolved:
+    """What a template's ``make`` gives for a world: the instance's gold answer, the memory
+    variables an agent must carry (refs ``app.name``), the goal's parameters, and the answers
+    its screens offer (``candidates``: exactly one of them is right)."""
+
+    gold: str
+    variables: list[str]
+    params: dict[str, str] = field(default_factory=dict)
+    candidates: list[str] = field(default_factory=list)
+
+
+Make = Callable[[World, random.Random], Resolved]
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    apps: tuple[str, ...]
+    goal: str  # the instruction; {name} is filled from the instance's params
+    rule: str
+    make: Make
+    what: str
+    distance: str
+    use: str
+    intent: str = "Lookup"
+    output_format: str = ""
+    # The tasks of the first apps say "submit it in the Answers app"; a template's own goal
+    # says what to answer, and the agent answers (the answer action) wherever it is.
+    answers_page: bool = False
+    home: str = ""  # the app whose manifest declares the task (default: the first app)
+
+    def __post_init__(self) -> None:
+        where = f"template {self.id}"
+        for name, value, known in (
+            ("rule", self.rule, GRADING_RULES),
+            ("what", self.what, WHAT),
+            ("distance", self.distance, DISTANCE),
+            ("use", self.use, USE),
+            ("intent", self.intent, INTENTS),
+        ):
+            if value not in known:
+                raise ManifestError(f"{where}: unknown {name} {value!r} (known: {known})")
+        if self.distance == "cross_app" and len(set(self.apps)) < 2:
+            raise ManifestError(f"{where}: a cross-app template needs two apps")
+
+    def resolve(self, world: World) -> Resolved:
+        rng = random.Random(f"{world.seed}/template/{self.id}")
+        return self.make(world, rng)
+
+    def instance(self, world: World) -> Task:
+        """The task this template poses at the world's seed."""
+        resolved = self.resolve(world)
+        variables = world.variables()
+        missing = [r for r in resolved.variables if r not in variables]
+        if missing:
+            raise ManifestError(f"template {self.id}: unknown variables {missing}")
+        used = [variables[r] for r in resolved.variables]
+        output_format = self.output_format or OUTPUT_FORMATS.get(
+            used[0].kind if used else "", "the value exactly as the app shows it"
+        )
+        must_visit = [f"{v.app}: {v.where}" for v in used if v.where]
+        reads = "; ".join(f"{v.description or v.ref} ({v.app}: {v.where})" for v in used)
+        if self.answers_page:
+            must_visit.append(f"{ANSWERS_SLUG}: the task's answer page")
+            then = f"Then open the Answers app and submit {output_format}."
+        else:
+            then = f"Then answer with {output_format}."
+        try:
+            instruction = self.goal.format(**resolved.params)
+        except KeyError as exc:
+            raise ManifestError(f"template {self.id}: the goal names {exc}, no parameter") from exc
+        return Task(
+            id=self.id,
+            app=self.home or self.apps[0],
+            instruction=instruction,
+            gold=resolved.gold,
+            rule=self.rule,
+            variables=list(resolved.variables),
+            apps=list(self.apps),
+            guideline=f"Read {reads}. {then}" if reads else then,
+            must_visit=must_visit,
+            output_format=output_format,
+            memory={"what": self.what, "distance": self.distance, "use": self.use},
+            intent=self.intent,
+        )
+
+
+def right_answers(template: Template, world: World) -> list[str]:
+    """The candidates of the instance at ``world`` that its rule grades right."""
+    resolved = template.resolve(world)
+    return [c for c in resolved.candidates if grade(template.rule, resolved.gold, c)]
+
+
+# --- the first apps' tasks, declared in their manifests -------------------------------------
+
+
+def manifest_gold(spec: dict, world: World, where: str) -> Resolved:
+    """A manifest task's gold answer: ``{"op": "var"|"min"|"max"|"format"|"holder", ...}``."""
+    variables = world.variables()
+    op = spec.get("op", "var")
+    refs = spec.get("vars") or [spec.get("var")]
+    missing = [r for r in refs if r not in variables]
+    if missing:
+        raise ManifestError(f"{where}: gold refers to unknown variables {missing}")
+    values = [variables[r].value for r in refs]
+    if op == "var":  # distractors: other values its screens show (an old door code)
+        return Resolved(values[0], refs, candidates=values + spec.get("distractors", []))
+    if op in ("min", "max"):
+        pick = min if op == "min" else max
+        return Resolved(pick(values, key=lambda v: number_of(v) or 0.0), refs, candidates=values)
+    if op == "format":
+        return Resolved(spec["template"].format(*values), refs)
+    if op == "holder":  # the label of the variable holding the min/max, e.g. which shop is cheaper
+        pick = min if spec.get("of", "min") == "min" else max
+        numbers = [number_of(v) or 0.0 for v in values]
+        if numbers.count(pick(numbers)) > 1:
+            raise AmbiguousInstance(f"{where}: {len(values)} values tie")
+        gold = spec["labels"][numbers.index(pick(numbers))]
+        return Resolved(gold, refs, candidates=spec["labels"])
+    raise ManifestError(f"{where}: unknown gold op {op!r}")
+
+
+def manifest_template(spec: dict, slug: str) -> Template:
+    where = f"{slug}/manifest.json task {spec.get('id')}"
+    gold = spec["gold"]
+    memory = spec.get("memory", {})
+    op = gold.get("op", "var")
+    return Template(
+        id=spec["id"],
+        apps=tuple(spec.get("apps", [slug])),
+        goal=spec["instruction"].replace("{", "{{").replace("}", "}}"),
+        rule=spec.get("rule", "exact"),
+        make=lambda world, rng: manifest_gold(gold, world, where),
+        what=memory.get("what", "code"),
+        distance=memory.get("distance", "later_page"),
+        use=memory.get("use", "answer"),
+        intent=spec.get("intent", "Lookup"),
+        output_format=spec.get("output_format")
+        or (OUTPUT_FORMATS["holder"] if op == "holder" else ""),
+        answers_page=True,
+        home=slug,
+    )

@@ -1,0 +1,110 @@
+"""Every task template has a scripted solver that solves its instances on the virtual device,
+reading only what an agent reads (the goal and the screen's XML)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import agents.solvers
+from agents.base import Observation
+from agents.solvers import SOLVERS, solver_for
+from devices.virtual.apps import all_templates
+from tests.agents.episodes import play
+from tests.devices.test_virtual_dump import check_like_a_phone
+
+TEMPLATES = [t.id for t in all_templates()]
+SEEDS = (1, 2, 3)
+
+
+def test_every_template_has_a_solver():
+    assert sorted(set(TEMPLATES) - set(SOLVERS)) == []
+    with pytest.raises(KeyError, match="no scripted solver for template 'nope'"):
+        solver_for("nope")
+
+
+def test_a_solver_is_given_nothing_an_agent_is_not():
+    """No adb, no device, no gold answers or variables: the goal and the screen only."""
+    tree = ast.parse(Path(agents.solvers.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {"__future__", "collections.abc", "dataclasses", "re", "typing",
+                        "trajectories.uixml", "base"}  # fmt: skip
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+        and node.body and isinstance(node.body[0], ast.Expr)
+    }  # fmt: skip
+    code = [
+        node.attr
+        if isinstance(node, ast.Attribute)
+        else getattr(node, "id", None)
+        or (node.value if isinstance(node, ast.Constant) and id(node) not in docstrings else "")
+        for node in ast.walk(tree)
+    ]
+    words = " ".join(str(w) for w in code if w).lower()
+    assert not any(word in words for word in ("shell", "adb", "gold", "variables", "waypoint "))
+
+
+LAUNCHER_XML = (
+    "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+    '<node index="0" text="" resource-id="" class="android.widget.FrameLayout" '
+    'package="com.android.launcher3" content-desc="" bounds="[0,0][540,1200]" /></hierarchy>'
+)
+
+
+def observe(step: int, goal: str = "") -> Observation:
+    return Observation(goal, b"", LAUNCHER_XML, 540, 1200, step, "com.android.launcher3")
+
+
+def test_a_solver_that_cannot_go_on_gives_up_saying_why():
+    solver = solver_for("weather-temp-now")
+    solver.start("What is the temperature in Oslo right now, according to SkyCast?")
+    assert solver.act(observe(0)).action == {
+        "type": "open_app", "package": "com.waypoint.skycast", "app_label": "SkyCast"
+    }  # fmt: skip
+    gave_up = solver.act(observe(1))  # the app never opened
+    assert gave_up.action == {"type": "terminate", "status": "failure"}
+    assert gave_up.raw_output == (
+        "scrolled the list both ways and found no {'id': 'city_name', 'text': 'Oslo'}"
+    )
+    assert solver.act(observe(2)).action["type"] == "terminate"
+
+    puzzled = solver_for("weather-temp-now")
+    puzzled.start("Book me a table for two")
+    step = puzzled.act(observe(0))
+    assert step.action == {"type": "terminate", "status": "failure"}
+    assert step.raw_output.startswith("the goal does not say")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("template_id", TEMPLATES)
+def test_the_solver_solves_the_instance(device, template_id, seed):
+    episode = play(device, solver_for(template_id), template_id, seed)
+    assert episode.verdict == "success", episode.story()
+    for xml in episode.dumps:  # every screen it went through dumps as a phone's would
+        check_like_a_phone(xml)
+
+
+@pytest.fixture(scope="module")
+def small_phone(adb_server):
+    """A phone of another shape: 720x1280 at 320 dpi, 360x640 dp (shorter lists on screen,
+    more scrolling, a keyboard covering more)."""
+    from devices.virtual import VirtualDevice
+    from tests.conftest import require_chromium
+    from tests.devices.conftest import free_port
+
+    phone = VirtualDevice(
+        port=free_port(), size="720x1280", seed=4, chromium_path=require_chromium()
+    ).start()
+    yield adb_server.connect(phone.serial)
+    phone.stop()
+
+
+@pytest.mark.parametrize("template_id", TEMPLATES)
+def test_the_solver_solves_the_instance_on_a_phone_of_another_size(small_phone, template_id):
+    episode = play(small_phone, solver_for(template_id), template_id, seed=4)
+    assert episode.verdict == "success", episode.story()

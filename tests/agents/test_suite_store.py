@@ -1,0 +1,113 @@
+"""Suites: a named, versioned list of task instances, checked, kept once per version."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.services import (
+    do_import_suite,
+    do_make_suite,
+    parse_seeds,
+    run_instances,
+    suite_named,
+)
+from agents.suites import check_suite, make_suite
+from trajectories.models import AuditEvent
+from trajectories.validation import InvalidData
+
+pytestmark = pytest.mark.django_db
+ORDER = "freshcart-order-number"
+CODE = "ava-door-code"
+
+
+def test_a_suite_is_every_template_at_every_seed():
+    suite = make_suite("basics", "1", [ORDER, CODE], [1, 2])
+    assert suite == {
+        "format": "waypoint-suite",
+        "schema_version": 1,
+        "name": "basics",
+        "version": "1",
+        "instances": [
+            {"template": ORDER, "seed": 1},
+            {"template": ORDER, "seed": 2},
+            {"template": CODE, "seed": 1},
+            {"template": CODE, "seed": 2},
+        ],
+    }
+    assert check_suite(suite) == suite
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"name": " "}, "name: must be a non-empty string, got ' '"),
+        ({"version": None}, "version: must be a non-empty string, got None"),
+        ({"instances": []}, "instances: must be a non-empty list of {template, seed}"),
+        (
+            {"instances": [{"template": "no-such-task", "seed": 1}]},
+            "instances[0].template: no task template 'no-such-task' on the virtual device",
+        ),
+        (
+            {"instances": [{"template": ORDER, "seed": -1}]},
+            "instances[0].seed: must be a whole number from 0 to 2147483647",
+        ),
+        (
+            {"instances": [{"template": ORDER, "seed": 1}, {"template": ORDER, "seed": 1}]},
+            "instances[1]: freshcart-order-number at seed 1 is listed twice",
+        ),
+        ({"format": "other"}, "format: must be 'waypoint-suite', got 'other'"),
+    ],
+)
+def test_a_broken_suite_is_refused_with_the_place_named(change, message):
+    document = {**make_suite("basics", "1", [ORDER], [1]), **change}
+    with pytest.raises(InvalidData) as caught:
+        check_suite(document)
+    assert str(caught.value) == message
+
+
+def test_importing_the_same_suite_twice_keeps_one(project, alice):
+    document = make_suite("basics", "1", [ORDER], [1, 2])
+    first, created = do_import_suite(project, alice, document)
+    again, created_again = do_import_suite(project, alice, document)
+    assert (created, created_again, again.pk) == (True, False, first.pk)
+    assert AuditEvent.objects.filter(kind="suite.imported").count() == 1
+    with pytest.raises(InvalidData) as caught:
+        do_import_suite(project, alice, make_suite("basics", "1", [ORDER], [3]))
+    assert str(caught.value) == (
+        "suite: basics version 1 already exists with other instances; give the new one "
+        "another version"
+    )
+
+
+def test_a_suite_is_named_with_or_without_its_version(project, alice):
+    old = do_make_suite(project, alice, "basics", "1", [ORDER], "1..2")
+    new = do_make_suite(project, alice, "basics", "2", [ORDER, CODE], "1")
+    assert suite_named(project, "basics") == new
+    assert suite_named(project, "basics@1") == old
+    with pytest.raises(InvalidData) as caught:
+        suite_named(project, "basics@9")
+    assert str(caught.value) == "suite: the project has no suite 'basics' version '9'"
+
+
+def test_seeds_are_read_as_the_command_line_writes_them():
+    assert parse_seeds("1..3,7") == [1, 2, 3, 7]
+    assert parse_seeds("5") == [5]
+    for bad in ("1..", "a", "3..1", ""):
+        with pytest.raises(InvalidData):
+            parse_seeds(bad)
+
+
+def test_a_run_takes_a_suites_instances_at_the_seeds_asked(project, alice):
+    suite = do_make_suite(project, alice, "basics", "1", [ORDER, CODE], "1..3")
+    assert len(run_instances(suite, None, None)) == 6
+    assert run_instances(suite, None, "2") == [
+        {"template": ORDER, "seed": 2},
+        {"template": CODE, "seed": 2},
+    ]
+    with pytest.raises(InvalidData) as caught:
+        run_instances(suite, None, "9")
+    assert str(caught.value) == "seeds: suite basics v1 has no instance at seeds [9]"
+    assert run_instances(None, [CODE], "4..5") == [
+        {"template": CODE, "seed": 4},
+        {"template": CODE, "seed": 5},
+    ]
