@@ -187,8 +187,12 @@ def test_a_bad_agent_spec_is_refused_with_a_clear_message(spec, message):
 def test_what_an_agent_needs_is_checked_before_a_run(project, settings):
     settings.LLM_BASE_URL = ""
     instances = [{"template": "ava-door-code", "seed": 1}]
+    with pytest.raises(InvalidData) as caught:  # every template of the device has a solver
+        check_agent(
+            parse_agent_spec("solver"), project, [{"template": "not-a-template", "seed": 1}]
+        )
+    assert str(caught.value) == "agent: no scripted solver for not-a-template"
     for spec, message in [
-        ("solver", "agent: no scripted solver for ava-door-code"),
         ("replay", "agent: no successful recording of ava-door-code at seed 1 to replay"),
         (
             "openai:mobile_use",
