@@ -178,7 +178,7 @@ def test_suites_are_exported_and_imported_through_the_api(project, alice, bob, c
     broken = api.post(url, {**document, "instances": [{"template": "x", "seed": 1}]}, format="json")
     assert (broken.status_code, broken.json()["detail"]) == (
         422,
-        "instances[0].template: no task template 'x' on the virtual device",
+        "instances[0].template: unknown template 'x'",
     )
     api.force_authenticate(charlie)
     assert api.get(f"{url}basics/1/").status_code == 404

@@ -45,7 +45,7 @@ def test_the_solver_solves_its_task_at_every_seed_and_replaying_it_succeeds(pool
         # Every turn is kept: what the agent said and did, and the memory it wrote.
         turns = trajectory.metadata["agent"]["turns"]
         assert [t["step"] for t in turns] == [0, 1, 2]
-        assert turns[2]["memory"] == f"latest FreshCart order number: {gold}"
+        assert turns[2]["memory"] == f"number of the latest FreshCart order: {gold}"
         assert Step.objects.get(trajectory=trajectory, index=2).memory == turns[2]["memory"]
         recorded = AuditEvent.objects.filter(trajectory=trajectory, kind="step.recorded")
         answered = recorded.order_by("id")[2]
