@@ -41,7 +41,6 @@ def test_a_person_runs_agents_and_compares_them_in_the_matrix(
     solver = start_run(page, live_server, project, "solver", "1..2")
     assert page.locator("#run-live .episodes a.outcome.solved").count() == 2
     shot(page, "runner-run-detail")
-    page.screenshot(path="/tmp/wp-shots/runner/run-detail.png")
     rand = start_run(page, live_server, project, "random,seed=5", "1..2", steps=4)
 
     page.goto(f"{live_server.url}/projects/{project.pk}/runs/")
@@ -51,16 +50,16 @@ def test_a_person_runs_agents_and_compares_them_in_the_matrix(
     matrix = page.locator("#matrix")
     assert matrix.locator("a.outcome.solved").count() == 2
     assert matrix.locator("a.outcome.failed").count() == 2
-    page.screenshot(path="/tmp/wp-shots/runner/runs-matrix.png", full_page=True)
+    shot(page, "runs-runs-matrix", full_page=True)
 
     page.click("text=Compare two runs")
     page.wait_for_url("**/runs/compare/**")
     assert "2 now solved" in page.inner_text("body")
-    page.screenshot(path="/tmp/wp-shots/runner/compare.png", full_page=True)
+    shot(page, "runs-compare", full_page=True)
 
     page.go_back()
     episode = solver.episodes.order_by("seed").first()
     matrix.locator(f"a[href='/trajectories/{episode.trajectory_id}/']").click()
     page.wait_for_url(f"**/trajectories/{episode.trajectory_id}/")
-    page.screenshot(path="/tmp/wp-shots/runner/episode-trajectory.png")
+    shot(page, "runs-episode-trajectory")
     assert episode.answer in page.inner_text("body")
