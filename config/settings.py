@@ -402,6 +402,9 @@ if TESTING:
 WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the driver's page
 # The longest a lease lasts from when it was taken, renewals included (a device can lower it).
 WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
+# An agent's episode starts no step with less than this left of its lease's maximum length:
+# it ends as "time cap" rather than act on a device it may no longer hold.
+WAYPOINT_EPISODE_LEASE_MARGIN_S = envint("WAYPOINT_EPISODE_LEASE_MARGIN_S", 30)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 # On the virtual device (its screen version reads -1 while anything animates or loads).
 WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS = envint("WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS", 50)
