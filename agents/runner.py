@@ -125,6 +125,24 @@ def run_counts(run: Run) -> dict[str, Any]:
     return {"episodes": finished.count(), "succeeded": succeeded}
 
 
+def stop_queued_episodes(run: Run, message: str) -> int:
+    """End the run's episodes no worker has taken yet as device errors saying ``message`` (their
+    devices are gone: a command that started them stopped); a worker that gets one of their
+    tasks later skips it. Episodes being played end on their own. Returns how many ended."""
+    now = timezone.now()
+    ended = Episode.objects.filter(run=run, status=EpisodeStatus.QUEUED).update(
+        status=EpisodeStatus.FINISHED,
+        finished_at=now,
+        success=False,
+        failure_kind=FailureKind.DEVICE_ERROR,
+        message=message[:500],
+    )
+    if ended:
+        touch_detached_job(run.job_id, done=ended)
+        end_detached_job(run.job_id, run_counts(run))
+    return ended
+
+
 def _stale_before():
     return timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
 

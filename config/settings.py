@@ -246,6 +246,8 @@ WAYPOINT_JOB_REAP_S = envint("WAYPOINT_JOB_REAP_S", 30)  # the worker's reaper r
 # Agent runs (agents/): how long an episode waits for a free device of its run's pool before
 # it fails as a device error, and the step cap of a run that names none.
 WAYPOINT_POOL_WAIT_S = envint("WAYPOINT_POOL_WAIT_S", 600)
+# ...but no longer than this while no device of the pool can be reached at all (all gone).
+WAYPOINT_POOL_UNREACHABLE_S = envint("WAYPOINT_POOL_UNREACHABLE_S", 30)
 WAYPOINT_AGENT_MAX_STEPS = envint("WAYPOINT_AGENT_MAX_STEPS", 30)
 WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
 # Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
