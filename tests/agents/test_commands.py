@@ -77,6 +77,7 @@ def test_run_benchmark_starts_virtual_devices_runs_the_agent_and_prints_its_scor
     assert episode_a.run.devices != [] and len(episode_a.run.devices) == 2
     assert "success 100.0% (2 of 2), M-Acc 100.0%, pass@1 100.0%" in said
     assert said.startswith(f"Run {episode_a.run_id} on 127.0.0.1:")
+    assert f"Run {episode_a.run_id} (solver, tasks {ORDER}): succeeded\n" in said
     assert not Device.objects.exists()  # the devices it started are gone again
 
 

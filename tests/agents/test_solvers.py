@@ -11,7 +11,8 @@ import pytest
 import agents.solvers
 from agents.base import Observation
 from agents.solvers import SOLVERS, solver_for
-from devices.virtual.apps import all_templates
+from devices.virtual.apps import all_templates, load_apps
+from evaluation.metrics import memory_match
 from tests.agents.episodes import play, replay_of
 from tests.devices.test_virtual_dump import check_like_a_phone
 
@@ -87,6 +88,15 @@ def test_the_solver_solves_the_instance_and_its_replay_does_too(device, template
     assert episode.verdict == "success", episode.story()
     for xml in episode.dumps:  # every screen it went through dumps as a phone's would
         check_like_a_phone(xml)
+    # The memory it wrote holds every value the task needs (STAMP's g = 1): a demonstration.
+    written = "\n".join(step.memory for step in episode.steps)
+    world = load_apps(seed)
+    missing = {
+        ref: world.variable(ref).value
+        for ref in world.task(template_id).variables
+        if memory_match(written, world.variable(ref).value) != "complete"
+    }
+    assert missing == {}, episode.story()
     # The episode is a demonstration: its actions, played back at its seed, solve it again.
     replayed = play(device, replay_of(episode), template_id, seed)
     assert replayed.verdict == "success", replayed.story()

@@ -196,6 +196,7 @@ class Command(BaseCommand):
             time.sleep(POLL_S)
 
     def _report(self, run: Run) -> None:
+        run = Run.objects.select_related("job").get(pk=run.pk)  # as it ended, not as it began
         s = summarize(run, episode_rows([run])[run.pk])
         pct = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
         passes = ", ".join(f"pass@{p['k']} {pct(p['pass'])}" for p in s["pass_at_k"]["by_k"])
