@@ -21,6 +21,14 @@ def command(*args) -> str:
     return out.getvalue()
 
 
+def solver_on_new_devices(project, seeds: str, devices: int, timeout: int) -> str:
+    """``run_benchmark`` of the solver on ORDER, on virtual devices it starts."""
+    return command(
+        "run_benchmark", "--project", project.pk, "--agent", "solver", "--tasks", ORDER,
+        "--seeds", seeds, "--devices", str(devices), "--timeout", str(timeout),
+    )  # fmt: skip
+
+
 @pytest.mark.django_db
 def test_a_suite_is_made_exported_and_imported_into_another_project(project, alice, tmp_path):
     from trajectories.services import do_create_project
@@ -57,21 +65,7 @@ def test_a_suite_is_made_exported_and_imported_into_another_project(project, ali
 def test_run_benchmark_starts_virtual_devices_runs_the_agent_and_prints_its_scores(
     adb_servers, project, alice
 ):
-    said = command(
-        "run_benchmark",
-        "--project",
-        project.pk,
-        "--agent",
-        "solver",
-        "--tasks",
-        ORDER,
-        "--seeds",
-        "5..6",
-        "--devices",
-        "2",
-        "--timeout",
-        "300",
-    )
+    said = solver_on_new_devices(project, seeds="5..6", devices=2, timeout=300)
     [episode_a, episode_b] = Episode.objects.filter(run__project=project).order_by("seed")
     assert (episode_a.success, episode_b.success) == (True, True)
     assert episode_a.run.devices != [] and len(episode_a.run.devices) == 2
@@ -90,21 +84,7 @@ def test_run_benchmark_that_gives_up_waiting_leaves_no_episode_to_wait_for_a_gon
     """Its devices stop with it: the episodes no worker took yet end as device errors at once
     (a worker would otherwise wait for those devices), and the run's job still ends."""
     with pytest.raises(CommandError, match=r"run \d+ is not finished after 1 s"):
-        command(
-            "run_benchmark",
-            "--project",
-            project.pk,
-            "--agent",
-            "solver",
-            "--tasks",
-            ORDER,
-            "--seeds",
-            "1..4",
-            "--devices",
-            "1",
-            "--timeout",
-            "1",
-        )
+        solver_on_new_devices(project, seeds="1..4", devices=1, timeout=1)
     episodes = Episode.objects.filter(run__project=project).select_related("run")
     not_played = [e for e in episodes if e.message.startswith("not played")]
     assert not_played, [(e.status, e.message) for e in episodes]
