@@ -31,7 +31,7 @@ from django.db.models import QuerySet
 
 from trajectories.blobs import sha256_hex
 from trajectories.bounds import load_json
-from trajectories.images import check_image
+from trajectories.images import ImageInfo, check_image
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -43,7 +43,7 @@ from trajectories.models import (
     Trajectory,
     blob_storage_name,
 )
-from trajectories.records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
+from trajectories.records import FileRef, ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
 from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
 
@@ -509,11 +509,14 @@ class _Fields:
         return field_at(self.where, key)
 
     def get(self, key: str, kind: type, default: Any = ...) -> Any:
-        if key not in self.obj or self.obj[key] is None:
+        value = self.obj.get(key)
+        if value is None:
             if default is ...:
                 raise InvalidData(f"{self.at(key)}: is required")
             return default
-        return check_kind(self.obj[key], kind, self.at(key))
+        if type(value) is kind:  # the usual case, without naming the place (True is a bool)
+            return value
+        return check_kind(value, kind, self.at(key))
 
     def time(self, key: str) -> datetime | None:
         value = self.get(key, str, None)
@@ -548,26 +551,15 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 
 def _read_screen(
-    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[str, Any]
+    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[Any, Any]
 ) -> ScreenRecord:
     f = _Fields(obj, where)
     shot_name = f.get("screenshot", str)
-    shot = _read_listed(folder, shot_name, f.at("screenshot"), files, checked)
-    info = checked.get(shot_name)
-    if info is None:
-        info = checked[shot_name] = check_image(shot, f"{f.at('screenshot')} ({shot_name})")
+    shot, info = _checked_image(folder, shot_name, f.at("screenshot"), files, checked)
     xml_name = f.get("ui_xml", str, None)
     xml = None
     if xml_name is not None:
-        # Stored clean: a control character an older Waypoint kept becomes "." (uiautomator's
-        # choice), so the screen imports and strict XML tools can read it again.
-        xml = clean_ui_xml(_read_listed(folder, xml_name, f.at("ui_xml"), files, checked))
-        if checked.get(xml_name) is None:
-            try:
-                parse_ui_xml(xml)
-            except UIXmlError as exc:
-                raise InvalidData(f"{f.at('ui_xml')} ({xml_name}): {exc}") from None
-            checked[xml_name] = True
+        xml = _checked_xml(folder, xml_name, f.at("ui_xml"), files, checked)
     width, height = f.get("width", int, info.width), f.get("height", int, info.height)
     if (width, height) != (info.width, info.height):
         raise InvalidData(
@@ -587,24 +579,58 @@ def _read_screen(
     )
 
 
-def _read_listed(
-    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[str, Any]
-) -> bytes:
-    """A file's bytes, its path and checksum verified the first time the import reads it."""
-    if name in checked:
-        return (folder / name).read_bytes()
+def _checked_image(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[Any, Any]
+) -> tuple[FileRef, ImageInfo]:
+    """A screenshot verified once (path, sha256, whole decode), then stood for by its FileRef."""
+    known = checked.get(("image", name))
+    if known is None:
+        data = _read_listed(folder, name, where, files)
+        info = check_image(data, f"{where} ({name})")
+        known = checked["image", name] = (FileRef(folder / name, files[name], len(data)), info)
+    return known
+
+
+def _checked_xml(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[Any, Any]
+) -> FileRef | bytes:
+    """A UI dump verified once (path, sha256, parse). Stored clean: a control character an
+    older Waypoint kept becomes "." (uiautomator's choice), so the screen imports and strict
+    XML tools can read it again; such a dump is read and cleaned again where it is used."""
+    key = ("xml", name)
+    known = checked.get(key)
+    if known is None:
+        raw = _read_listed(folder, name, where, files)
+        xml = clean_ui_xml(raw)
+        try:
+            parse_ui_xml(xml)
+        except UIXmlError as exc:
+            raise InvalidData(f"{where} ({name}): {exc}") from None
+        if xml != raw:
+            checked[key] = _DIRTY
+            return xml
+        known = checked[key] = FileRef(folder / name, files[name], len(raw))
+    if known is _DIRTY:
+        return clean_ui_xml(read_file(folder, name, where))
+    return known
+
+
+_DIRTY = "dirty"  # a dump that cleaning changes: its bytes are not the listed file's
+
+
+def _read_listed(folder: Path, name: str, where: str, files: dict[str, str]) -> bytes:
+    """A file's bytes, its path and checksum verified."""
     expected = files.get(name)
     if expected is None:
         raise InvalidData(f"{where}: file {name!r} is not listed in {MANIFEST}")
     data = read_file(folder, name, where)
     if sha256_hex(data) != expected:
         raise InvalidData(f"{where}: file {name!r} does not match its sha256 in {MANIFEST}")
-    checked[name] = None
     return data
 
 
 def record_from_dict(
-    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[str, Any]
+    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[Any, Any]
 ) -> TrajectoryRecord:
     """Parse one native line into a record; structural errors name the line and field."""
     f = _Fields(obj, where)
@@ -697,7 +723,7 @@ def count_lines(folder: Path) -> int:
 
 
 def read_waypoint(
-    folder: Path, checked: dict[str, Any] | None = None
+    folder: Path, checked: dict[Any, Any] | None = None
 ) -> Iterator[tuple[str, TrajectoryRecord]]:
     """Yield (where, record) for every line of a native export folder.
 

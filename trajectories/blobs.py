@@ -13,10 +13,29 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from .models import Blob
+from .records import FileRef
+from .validation import InvalidData
+
+Content = bytes | FileRef
 
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def content_sha(content: Content) -> str:
+    """The sha256 of bytes, or the one a checked file was found to have."""
+    return content.sha256 if isinstance(content, FileRef) else sha256_hex(content)
+
+
+def content_bytes(content: Content) -> bytes:
+    """The bytes themselves; a checked file is read again and must still match its sha256."""
+    if not isinstance(content, FileRef):
+        return content
+    data = content.path.read_bytes()
+    if sha256_hex(data) != content.sha256:
+        raise InvalidData(f"{content.path.name}: the file changed while the import ran")
+    return data
 
 
 def _save(name: str, data: bytes) -> None:
@@ -28,22 +47,24 @@ def _save(name: str, data: bytes) -> None:
         default_storage.delete(saved)
 
 
-def put_blobs(items: Iterable[tuple[bytes, str]]) -> dict[str, Blob]:
-    """Store each (bytes, content type) once; return the blobs by sha256.
+def put_blobs(items: Iterable[tuple[Content, str]]) -> dict[str, Blob]:
+    """Store each (bytes or checked file, content type) once; return the blobs by sha256.
 
-    Files are written before their rows, so a row never points at a missing file.
+    Files are written before their rows, so a row never points at a missing file. A checked
+    file is read only if its blob is not stored yet.
     """
-    wanted: dict[str, tuple[bytes, str]] = {}
-    for data, content_type in items:
-        wanted.setdefault(sha256_hex(data), (data, content_type))
+    wanted: dict[str, tuple[Content, str]] = {}
+    for content, content_type in items:
+        wanted.setdefault(content_sha(content), (content, content_type))
     blobs = Blob.objects.in_bulk(list(wanted))
-    missing = [
-        Blob(sha256=sha, size=len(data), content_type=content_type)
-        for sha, (data, content_type) in wanted.items()
-        if sha not in blobs
-    ]
-    for blob in missing:
-        _save(blob.storage_name, wanted[blob.sha256][0])
+    missing = []
+    for sha, (content, content_type) in wanted.items():
+        if sha in blobs:
+            continue
+        data = content_bytes(content)
+        blob = Blob(sha256=sha, size=len(data), content_type=content_type)
+        _save(blob.storage_name, data)
+        missing.append(blob)
     if missing:
         Blob.objects.bulk_create(missing, ignore_conflicts=True)
         blobs.update({blob.sha256: blob for blob in missing})

@@ -9,10 +9,12 @@ naming the place, before it costs memory or the stack, and an error never repeat
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
+import orjson
 from django.conf import settings
 
 from .validation import InvalidData, fail
@@ -101,8 +103,39 @@ def load_json(raw: bytes | str, where: str, **options: Any) -> Any:
     errors (``JSONDecodeError``, ``UnicodeDecodeError``) pass through for the caller to word.
     ``options`` go to ``json.loads`` (``parse_constant``).
     """
+    value = _fast_loads(raw) if not options else _FAILED
+    if value is _FAILED:
+        value = _loads(raw, where, **options)
+    if isinstance(value, dict | list):
+        check_json_depth(value, where)
+    return value
+
+
+_FAILED = object()
+
+
+# 19 digits in a row may be an integer beyond 64 bits, which orjson reads as a float.
+_LONG_NUMBER = re.compile(r"\d{19}")
+_LONG_NUMBER_BYTES = re.compile(rb"\d{19}")
+
+
+def _fast_loads(raw: bytes | str) -> Any:
+    """orjson's parse, or ``_FAILED`` for anything it refuses or might read otherwise: that
+    input then goes through ``json`` itself, so what is read or refused, and in which words,
+    does not depend on orjson (whose limits are narrower: integers of 64 bits, which it reads
+    beyond as floats, UTF-8 only, no ``NaN``, no lone surrogates)."""
+    long_number = _LONG_NUMBER_BYTES if isinstance(raw, bytes | bytearray) else _LONG_NUMBER
+    if long_number.search(raw):
+        return _FAILED
     try:
-        value = json.loads(raw, **options)
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _FAILED
+
+
+def _loads(raw: bytes | str, where: str, **options: Any) -> Any:
+    try:
+        return json.loads(raw, **options)
     except RecursionError:
         raise fail(where, "invalid JSON: nested too deeply") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -112,6 +145,3 @@ def load_json(raw: bytes | str, where: str, **options: Any) -> Any:
             raise
         limit = sys.get_int_max_str_digits()
         raise fail(where, f"invalid JSON: a number has more than {limit} digits") from None
-    if isinstance(value, dict | list):
-        check_json_depth(value, where)
-    return value
