@@ -6,7 +6,10 @@ or trajectories that show it. Storage is Django's default storage (local files o
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import threading
 from collections.abc import Iterable
 
 from django.core.files.base import ContentFile
@@ -39,12 +42,39 @@ def content_bytes(content: Content) -> bytes:
 
 
 def _save(name: str, data: bytes) -> None:
+    try:
+        path = default_storage.path(name)
+    except NotImplementedError:  # S3 and the like
+        path = None
+    if path is not None and getattr(default_storage, "directory_permissions_mode", None) is None:
+        _save_local(path, data)
+        return
     if default_storage.exists(name):
         return
     saved = default_storage.save(name, ContentFile(data))
     if saved != name:
         # Another writer stored the same content first; keep one copy.
         default_storage.delete(saved)
+
+
+def _save_local(path: str, data: bytes) -> None:
+    """A blob written into local storage under its final name at once (a rename), without
+    the storage's search for a free name, which a content-addressed name never needs."""
+    if os.path.exists(path):
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    part = f"{path}.{os.getpid()}-{threading.get_ident()}.part"
+    try:
+        with open(part, "wb") as out:
+            out.write(data)
+        mode = getattr(default_storage, "file_permissions_mode", None)
+        if mode is not None:
+            os.chmod(part, mode)
+        os.replace(part, path)  # another writer's copy, if any, has the same bytes
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(part)
+        raise
 
 
 def put_blobs(items: Iterable[tuple[Content, str]]) -> dict[str, Blob]:

@@ -555,6 +555,8 @@ def _insert_rows(
     table = connection.ops.quote_name(meta.db_table)
     names = ", ".join(connection.ops.quote_name(field.column) for field in columns)
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    if connection.vendor == "postgresql":
+        return _copy_rows(meta, [field.column for field in columns], prepare, rows, returning)
     pk = connection.ops.quote_name(meta.pk.column)
     ids: list[int] = []
     with connection.cursor() as cursor:
@@ -571,6 +573,37 @@ def _insert_rows(
                 ids.extend(row[0] for row in cursor.fetchall())
             else:
                 cursor.execute(sql, params)
+    return ids
+
+
+def _copy_rows(
+    meta: Any, columns: list[str], prepare: list[Any], rows: list[tuple], returning: bool
+) -> list[int]:
+    """PostgreSQL: rows in by ``COPY`` (psycopg 3), which parses no statement per row; the ids,
+    if wanted, are taken from the table's sequence first and written with the rows."""
+    q = connection.ops.quote_name
+    ids: list[int] = []
+    if returning:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [meta.db_table, meta.pk.column, len(rows)],
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+        columns = [meta.pk.column, *columns]
+        prepare = [None, *prepare]
+        rows = [(pk, *row) for pk, row in zip(ids, rows, strict=True)]
+    names = ", ".join(q(column) for column in columns)
+    connection.ensure_connection()
+    with connection.connection.cursor() as cursor:
+        with cursor.copy(f"COPY {q(meta.db_table)} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(
+                    [
+                        value if convert is None else convert(value)
+                        for convert, value in zip(prepare, row, strict=True)
+                    ]
+                )
     return ids
 
 
