@@ -21,13 +21,16 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import UTC, datetime
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import connection
 from django.db.models import QuerySet
@@ -690,7 +693,7 @@ def _checked_image(
     folder: Path, name: str, where: str, files: dict[str, str], checked: dict[Any, Any]
 ) -> tuple[FileRef, ImageInfo]:
     """A screenshot verified once (path, sha256, whole decode), then stood for by its FileRef."""
-    known = checked.get(("image", name))
+    known = _settled(checked, ("image", name), folder, files)
     if known is None:
         data = _read_listed(folder, name, where, files)
         info = check_image(data, f"{where} ({name})")
@@ -705,7 +708,7 @@ def _checked_xml(
     older Waypoint kept becomes "." (uiautomator's choice), so the screen imports and strict
     XML tools can read it again; such a dump is read and cleaned again where it is used."""
     key = ("xml", name)
-    known = checked.get(key)
+    known = _settled(checked, key, folder, files)
     if known is None:
         raw = _read_listed(folder, name, where, files)
         xml = clean_ui_xml(raw)
@@ -835,7 +838,10 @@ def read_waypoint(
     """Yield (where, record) for every line of a native export folder.
 
     ``checked`` remembers the files already verified (path, checksum, content), so a file
-    shared by many screens, or read again by a second pass, is verified once.
+    shared by many screens, or read again by a second pass, is verified once. Files not yet
+    verified are checked by worker processes a few lines ahead of the line that needs them
+    (see :class:`_Checker`); what they cannot pass is checked again here, in order, so an
+    error names the same line and says the same as it would without them.
     """
     checked = {} if checked is None else checked
     manifest = read_manifest(folder)
@@ -848,15 +854,134 @@ def read_waypoint(
             digest.update(chunk)
     if expected != digest.hexdigest():
         raise InvalidData(f"{DATA_FILE}: does not match its sha256 in {MANIFEST}")
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle, _Checker(folder, files, checked) as checker:
+        ahead: deque[tuple[str, Any]] = deque()
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             where = f"{DATA_FILE} line {number}:"
+            ahead.append((where, checker.parse(raw, where)))
+            if len(ahead) > checker.window:
+                yield _line_record(*ahead.popleft(), folder, files, checked)
+        while ahead:
+            yield _line_record(*ahead.popleft(), folder, files, checked)
+
+
+def _parse_line(raw: bytes, where: str) -> Any:
+    try:
+        return load_json(raw.rstrip(), where)
+    except json.JSONDecodeError as exc:
+        raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _line_record(
+    where: str, parsed: Any, folder: Path, files: dict[str, str], checked: dict[Any, Any]
+) -> tuple[str, TrajectoryRecord]:
+    if isinstance(parsed, InvalidData):
+        raise parsed  # the line's own error, raised when its turn comes
+    return where, record_from_dict(parsed, where, folder, files, checked)
+
+
+class _Checker:
+    """Checks the files a line names in worker processes, while earlier lines are read.
+
+    Each file not yet verified is sent once, as soon as a line naming it is parsed; the check
+    (path, size, sha256, full image decode or XML parse) leaves a future in ``checked``,
+    which :func:`_checked_image` and :func:`_checked_xml` wait for. A worker that finds a
+    fault reports only that it did: the file is then checked again in this process when its
+    line's turn comes, which raises the error in the usual words. Without workers (one CPU,
+    ``WAYPOINT_IMPORT_WORKERS=1``, few files, a process that may not start any) nothing is
+    sent and every file is checked in its turn.
+    """
+
+    MIN_FILES = 64  # fewer files than this are checked in turn: starting workers costs more
+    WINDOW = 32  # lines parsed ahead of the one being turned into a record
+
+    def __init__(self, folder: Path, files: dict[str, str], checked: dict[Any, Any]):
+        self.folder, self.files, self.checked = folder, files, checked
+        self.pool: ProcessPoolExecutor | None = None
+        workers = settings.WAYPOINT_IMPORT_WORKERS or os.cpu_count() or 1
+        if workers > 1 and len(files) >= self.MIN_FILES:
             try:
-                obj = load_json(raw.rstrip(), where)
-            except json.JSONDecodeError as exc:
-                raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
-            except UnicodeDecodeError as exc:
-                raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-            yield where, record_from_dict(obj, where, folder, files, checked)
+                self.pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+            except (OSError, ValueError, AssertionError):
+                self.pool = None
+        self.window = self.WINDOW if self.pool is not None else 0
+
+    def __enter__(self) -> _Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def parse(self, raw: bytes, where: str) -> Any:
+        """The line's JSON (or its error, to raise in turn), its new files sent to be checked."""
+        try:
+            obj = _parse_line(raw, where)
+        except InvalidData as exc:
+            return exc
+        if self.pool is not None and isinstance(obj, dict):
+            screens = obj.get("screens")
+            for screen in screens if isinstance(screens, list) else ():
+                if isinstance(screen, dict):
+                    self._send("image", screen.get("screenshot"))
+                    self._send("xml", screen.get("ui_xml"))
+        return obj
+
+    def _send(self, kind: str, name: Any) -> None:
+        if not isinstance(name, str) or (kind, name) in self.checked or name not in self.files:
+            return
+        expected = self.files[name]
+        if not isinstance(expected, str):
+            return
+        try:
+            self.checked[kind, name] = self.pool.submit(  # type: ignore[union-attr]
+                _check_file, str(self.folder), name, expected, kind
+            )
+        except Exception:  # the workers could not start or died: check in turn from here
+            self.pool = None
+
+
+def _check_file(folder: str, name: str, expected: str, kind: str) -> tuple | None:
+    """In a worker: the facts of a file that passes every check, or None (no reason given:
+    the importing process checks such a file again to name the fault)."""
+    try:
+        data = read_file(Path(folder), name, name)
+        if sha256_hex(data) != expected:
+            return None
+        if kind == "image":
+            info = check_image(data, name)
+            return (len(data), info.content_type, info.width, info.height)
+        xml = clean_ui_xml(data)
+        parse_ui_xml(xml)
+        return (len(data), xml != data)
+    except Exception:
+        return None
+
+
+def _settled(
+    checked: dict[Any, Any], key: tuple[str, str], folder: Path, files: dict[str, str]
+) -> Any:
+    """``checked[key]``, once a worker's check of it is over (None if it found a fault)."""
+    known = checked.get(key)
+    if not isinstance(known, Future):
+        return known
+    try:
+        facts = known.result()
+    except Exception:  # a worker that died, or a check cancelled
+        facts = None
+    if facts is None:
+        del checked[key]
+        return None
+    kind, name = key
+    if kind == "image":
+        size, content_type, width, height = facts
+        known = (FileRef(folder / name, files[name], size), ImageInfo(content_type, width, height))
+    else:
+        size, dirty = facts
+        known = _DIRTY if dirty else FileRef(folder / name, files[name], size)
+    checked[key] = known
+    return known
