@@ -98,8 +98,8 @@ def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[st
     costs a fraction of what the querysets' converters do.
     """
     ids = [row["id"] for row in rows]
-    screens = _group(_screen_rows(ids, lean))
-    steps = _group(_step_rows(ids, lean))
+    screens = _screen_rows(ids, lean)
+    steps = _step_rows(ids, lean, screens)
     subgoals = _group(
         list(
             Subgoal.objects.filter(trajectory_id__in=ids)
@@ -145,7 +145,7 @@ def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[st
     return [
         _record(
             row,
-            screens.get(row["id"], []),
+            screens.get(row["id"], ([], {})),
             steps.get(row["id"], []),
             subgoals.get(row["id"], []),
             memory_targets.get(row["id"], []),
@@ -178,43 +178,45 @@ def _db_time(value: Any) -> str | None:
     return value.isoformat()
 
 
-def _screen_rows(ids: list[int], lean: bool) -> list[dict[str, Any]]:
+def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict[int, int]]]:
+    """Each trajectory's screens as records, and where each screen id is among them."""
     q = connection.ops.quote_name
     screen, blob = q(Screen._meta.db_table), q(Blob._meta.db_table)
     extra = "" if lean else ", s.captured_at, s.features, s.visible_memory"
     sql = (
-        f"SELECT s.id, s.trajectory_id, s.screenshot_id, shot.content_type, s.ui_xml_id,"
+        f"SELECT s.trajectory_id, s.id, s.screenshot_id, shot.content_type, s.ui_xml_id,"
         f" xml.content_type, s.width, s.height, s.package, s.activity{extra}"
         f" FROM {screen} s JOIN {blob} shot ON shot.sha256 = s.screenshot_id"
         f" LEFT JOIN {blob} xml ON xml.sha256 = s.ui_xml_id"
         f" WHERE s.trajectory_id IN (%s) ORDER BY s.id"
     )
-    found = []
+    grouped: dict[int, tuple[list[dict], dict[int, int]]] = {}
     for row in _select(sql, ids):
-        screen_row = dict(zip(_SCREEN_COLUMNS, row[:10], strict=True))
-        if not lean:
-            screen_row["captured_at"] = _db_time(row[10])
-            screen_row["features"] = _db_json(row[11])
-            screen_row["visible_memory"] = _db_json(row[12])
-        found.append(screen_row)
-    return found
+        found = grouped.get(row[0])
+        if found is None:
+            found = grouped[row[0]] = ([], {})
+        records, position = found
+        position[row[1]] = len(records)
+        records.append(
+            {
+                "screenshot": _blob_file(row[2], row[3]),
+                "ui_xml": _blob_file(row[4], row[5]) if row[4] else None,
+                "width": row[6],
+                "height": row[7],
+                "package": row[8],
+                "activity": row[9],
+                "captured_at": None if lean else _db_time(row[10]),
+                "features": {} if lean else _db_json(row[11]),
+                "visible_memory": [] if lean else _db_json(row[12]),
+            }
+        )
+    return grouped
 
 
-_SCREEN_COLUMNS = (
-    "id",
-    "trajectory_id",
-    "screenshot_id",
-    "screenshot__content_type",
-    "ui_xml_id",
-    "ui_xml__content_type",
-    "width",
-    "height",
-    "package",
-    "activity",
-)
-
-
-def _step_rows(ids: list[int], lean: bool) -> list[dict[str, Any]]:
+def _step_rows(
+    ids: list[int], lean: bool, screens: dict[int, tuple[list[dict], dict[int, int]]]
+) -> dict[int, list[dict]]:
+    """Each trajectory's steps as records, in order."""
     q = connection.ops.quote_name
     extra = "" if lean else ", action_sent_at, settled_at"
     sql = (
@@ -222,25 +224,26 @@ def _step_rows(ids: list[int], lean: bool) -> list[dict[str, Any]]:
         f" summary, memory, trainable{extra} FROM {q(Step._meta.db_table)}"
         f" WHERE trajectory_id IN (%s) ORDER BY trajectory_id, {q('index')}"
     )
-    found = []
+    grouped: dict[int, list[dict]] = {}
     for row in _select(sql, ids):
-        step_row = {
-            "trajectory_id": row[0],
-            "index": row[1],
-            "screen_id": row[2],
-            "action_type": row[3],
-            "action": _db_json(row[4]),
-            "target": _db_json(row[5]),
-            "thought": row[6],
-            "summary": row[7],
-            "memory": row[8],
-            "trainable": bool(row[9]),
-        }
-        if not lean:
-            step_row["action_sent_at"] = _db_time(row[10])
-            step_row["settled_at"] = _db_time(row[11])
-        found.append(step_row)
-    return found
+        steps = grouped.get(row[0])
+        if steps is None:
+            steps = grouped[row[0]] = []
+        steps.append(
+            {
+                "index": row[1],
+                "screen": screens[row[0]][1][row[2]],
+                "action": {"type": row[3], **_db_json(row[4])},
+                "target": _db_json(row[5]),
+                "thought": row[6],
+                "summary": row[7],
+                "memory": row[8],
+                "trainable": bool(row[9]),
+                "action_sent_at": None if lean else _db_time(row[10]),
+                "settled_at": None if lean else _db_time(row[11]),
+            }
+        )
+    return grouped
 
 
 TRAJECTORY_FIELDS = (
@@ -270,8 +273,8 @@ TRAJECTORY_FIELDS = (
 )
 
 
-def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
-    position = {screen["id"]: i for i, screen in enumerate(screens)}
+def _record(t, screens_of, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
+    screens, position = screens_of
     return {
         "schema": SCHEMA,
         "id": str(t["uid"]),
@@ -299,37 +302,8 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
         "recorded_by": t["recorder_name"] or None,
         "recorded_at": _iso(t["recorded_at"]),
         "metadata": t["metadata"],
-        "screens": [
-            {
-                "screenshot": _blob_file(s["screenshot_id"], s["screenshot__content_type"]),
-                "ui_xml": _blob_file(s["ui_xml_id"], s["ui_xml__content_type"])
-                if s["ui_xml_id"]
-                else None,
-                "width": s["width"],
-                "height": s["height"],
-                "package": s["package"],
-                "activity": s["activity"],
-                "captured_at": s.get("captured_at"),
-                "features": s.get("features", {}),
-                "visible_memory": s.get("visible_memory", []),
-            }
-            for s in screens
-        ],
-        "steps": [
-            {
-                "index": s["index"],
-                "screen": position[s["screen_id"]],
-                "action": {"type": s["action_type"], **s["action"]},
-                "target": s["target"],
-                "thought": s["thought"],
-                "summary": s["summary"],
-                "memory": s["memory"],
-                "trainable": s["trainable"],
-                "action_sent_at": s.get("action_sent_at"),
-                "settled_at": s.get("settled_at"),
-            }
-            for s in steps
-        ],
+        "screens": screens,
+        "steps": steps,
         "final_screen": position.get(t["final_screen_id"]),
         "subgoals": subgoals,
         "memory_targets": memory_targets,
