@@ -23,7 +23,7 @@ import tempfile
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from datetime import UTC, datetime
 from multiprocessing import get_context
 from pathlib import Path
@@ -350,35 +350,64 @@ def iter_records(
 
 
 class _BlobCopier:
-    """Puts blobs into an export folder, each once.
+    """Puts blobs into an export folder, each once, and lists each in the side file of sums in
+    the order the records first name it (so the manifest does not depend on timing).
 
     From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link:
     the folder is the user's, and a file edited there in place would change the stored blob.
-    From storage without local paths (S3) the file is streamed. The names put lately are
-    remembered (a bounded number), so a screen shown again and again costs no system call.
+    From storage without local paths (S3) the file is streamed. Copies run in a few threads, so
+    the time a file system takes to create files overlaps; at most ``IN_FLIGHT`` wait. The
+    names put lately are remembered (a bounded number), so a screen shown again and again
+    costs no system call.
     """
 
     RECENT = 20_000
+    THREADS = 4
+    IN_FLIGHT = 256
 
-    def __init__(self, root: str):
-        self.root = root
+    def __init__(self, root: str, sums: Any, counts: dict[str, int]):
+        self.root, self.sums, self.counts = root, sums, counts
         self.recent: set[str] = set()
+        self.flight: deque[tuple[str, str, Future]] = deque()
+        self.pool = ThreadPoolExecutor(self.THREADS, thread_name_prefix="export-blobs")
         try:
             self.local: str | None = default_storage.path("")
         except NotImplementedError:
             self.local = None
 
-    def put(self, name: str) -> str | None:
-        """Put the file ``name`` of the export (``screens/<sha>.png``); its sha256 if it was
-        put now, None if it was there already."""
+    def __enter__(self) -> _BlobCopier:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        try:
+            if kind is None:
+                while self.flight:
+                    self._settle()
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def put(self, name: str) -> None:
+        """Put the file ``name`` of the export (``screens/<sha>.png``) unless it is there."""
         if name in self.recent:
-            return None
+            return
         if len(self.recent) >= self.RECENT:
+            while self.flight:  # a name forgotten may come again: none may be in flight then
+                self._settle()
             self.recent.clear()
         self.recent.add(name)
         sha, extension = name.rsplit("/", 1)[1].split(".")
-        stored = blob_storage_name(sha, extension)
-        target = f"{self.root}/{name}"
+        job = self.pool.submit(self._put, blob_storage_name(sha, extension), f"{self.root}/{name}")
+        self.flight.append((sha, name, job))
+        while len(self.flight) > self.IN_FLIGHT:
+            self._settle()
+
+    def _settle(self) -> None:
+        sha, name, job = self.flight.popleft()
+        if job.result():
+            self.sums.write(f"{sha} {name}\n")
+            self.counts["files"] += 1
+
+    def _put(self, stored: str, target: str) -> bool:
         try:
             if self.local is None:
                 with open(target, "xb") as out, default_storage.open(stored, "rb") as src:
@@ -386,8 +415,8 @@ class _BlobCopier:
             else:
                 self._copy(os.path.join(self.local, stored), target)
         except FileExistsError:
-            return None
-        return sha
+            return False
+        return True
 
     @staticmethod
     def _copy(source: str, target: str) -> None:
@@ -464,23 +493,22 @@ def export_waypoint(
             open(work / DATA_FILE, "wb") as data,
             open(sums_path, "w", encoding="utf-8") as sums,
         ):
-            blobs = _BlobCopier(str(work))
-            for record in iter_records(trajectories):
-                line = _dump(record) + b"\n"
-                data.write(line)
-                data_hash.update(line)
-                for screen in record["screens"]:
-                    for name in (screen["screenshot"], screen["ui_xml"]):
-                        if name is not None and (sha := blobs.put(name)) is not None:
-                            sums.write(f"{sha} {name}\n")
-                            counts["files"] += 1
-                counts["trajectories"] += 1
-                counts["steps"] += len(record["steps"])
-                counts["screens"] += len(record["screens"])
-                for app in record_apps(record):
-                    apps[app] += 1
-                if progress and (counts["trajectories"] % 20 == 0):
-                    progress(counts["trajectories"], total)
+            with _BlobCopier(str(work), sums, counts) as blobs:
+                for record in iter_records(trajectories):
+                    line = _dump(record) + b"\n"
+                    data.write(line)
+                    data_hash.update(line)
+                    for screen in record["screens"]:
+                        blobs.put(screen["screenshot"])
+                        if screen["ui_xml"] is not None:
+                            blobs.put(screen["ui_xml"])
+                    counts["trajectories"] += 1
+                    counts["steps"] += len(record["steps"])
+                    counts["screens"] += len(record["screens"])
+                    for app in record_apps(record):
+                        apps[app] += 1
+                    if progress and (counts["trajectories"] % 20 == 0):
+                        progress(counts["trajectories"], total)
             counts["files"] += 2  # the data file and the card
             project = _project_of(trajectories)
             card = _card(counts, apps, project, filters or {}).encode("utf-8")

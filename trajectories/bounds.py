@@ -167,6 +167,6 @@ def read_db_json(raw: bytes | str) -> Any:
     would read otherwise (integers beyond 64 bits, ``NaN``), without the untrusted input's
     depth walk."""
     value = _fast_loads(raw)
-    if value is _FAILED or _odd_number(value, "", None):
+    if value is _FAILED or (value and _odd_number(value, "", None)):
         return json.loads(raw)
     return value
