@@ -71,6 +71,16 @@ def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (an import's workers):
+    on a shared machine a steadier figure than the wall clock."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def phase_generate(args) -> dict:
     _setup()
     _migrate()
@@ -99,10 +109,15 @@ def phase_export(args) -> dict:
         import tracemalloc
 
         tracemalloc.start()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_s()
     counts = export_trajectories(queryset, Path(args.dest), "waypoint")
     seconds = time.perf_counter() - started
-    result = {"seconds": seconds, "steps": counts["steps"], "files": counts["files"]}
+    result = {
+        "seconds": seconds,
+        "cpu_s": _cpu_s() - cpu,
+        "steps": counts["steps"],
+        "files": counts["files"],
+    }
     if args.tracemalloc:
         result["tracemalloc_mb"] = tracemalloc.get_traced_memory()[1] / 1024 / 1024
     else:
@@ -119,11 +134,12 @@ def phase_import(args) -> dict:
     from formats.catalogue import import_trajectories
 
     project = _project(args.project)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_s()
     counts = import_trajectories(project, Path(args.dest), "waypoint")
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "cpu_s": _cpu_s() - cpu,
         "steps": counts["steps"],
         "rss_mb": _peak_rss_mb(),
         "workers_rss_mb": _peak_rss_mb(resource.RUSAGE_CHILDREN),
@@ -236,12 +252,14 @@ def measure(count: int, args, databases: Databases, work: Path) -> list[dict]:
                 "renders": gen["renders"],
                 "export_s": export["seconds"],
                 "export_rate": export["steps"] / export["seconds"],
+                "export_cpu_rate": export["steps"] / export["cpu_s"],
                 "export_rss_mb": export["rss_mb"],
                 "export_rss_baseline_mb": export["rss_baseline_mb"],
                 "export_traced_mb": traced["tracemalloc_mb"] if traced else None,
                 "export_mb": export_bytes / 1024 / 1024,
                 "import_s": imported["seconds"],
                 "import_rate": imported["steps"] / imported["seconds"],
+                "import_cpu_rate": imported["steps"] / imported["cpu_s"],
                 "import_rss_mb": imported["rss_mb"],
                 "import_workers_rss_mb": imported["workers_rss_mb"],
                 "workers": imported["workers"],
@@ -261,7 +279,7 @@ def report(rows: list[dict], args, engine: str) -> None:
     header = (
         f"{'dataset':>10} {'round':>5} {'steps':>7} {'generate':>9} {'export':>11}"
         f" {'export MB':>10} {'peak RSS':>9} {'py peak':>8} {'import':>10} {'imp. RSS':>9}"
-        f" {'workers':>12}"
+        f" {'workers':>12} {'per CPU s: export':>17} {'import':>7}"
     )
     print(header)
     print("-" * len(header))
@@ -273,6 +291,7 @@ def report(rows: list[dict], args, engine: str) -> None:
             f" {r['export_rate']:>7.0f}/s {r['export_mb']:>9.1f}M"
             f" {r['export_rss_mb']:>8.1f}M {traced:>7}M"
             f" {r['import_rate']:>6.0f}/s {r['import_rss_mb']:>8.1f}M {workers:>12}"
+            f" {r['export_cpu_rate']:>15.0f}/s {r['import_cpu_rate']:>5.0f}/s"
         )
     print()
     labels = list(dict.fromkeys(r["label"] for r in rows))
