@@ -520,20 +520,30 @@ def _trajectory_row(
 
 
 def _import_labels(trajectories: list[Trajectory], records: list[TrajectoryRecord]) -> None:
+    """The chunk's subgoals, memory targets, anchors and links, as the row builders of
+    :mod:`trajectories.labels.parts` fill them, inserted as plain rows."""
     pairs = list(zip(trajectories, records, strict=True))
-    Subgoal.objects.bulk_create([subgoal_row(t, g) for t, r in pairs for g in r.subgoals])
-    MemoryTarget.objects.bulk_create(
-        [memory_target_row(t, m) for t, r in pairs for m in r.memory_targets]
+    _insert_objects(Subgoal, [subgoal_row(t, g) for t, r in pairs for g in r.subgoals])
+    _insert_objects(
+        MemoryTarget, [memory_target_row(t, m) for t, r in pairs for m in r.memory_targets]
     )
-    anchors = Anchor.objects.bulk_create(
-        [anchor_row(t, a, a["id"]) for t, r in pairs for a in r.anchors]
-    )
+    anchors = [anchor_row(t, a, a["id"]) for t, r in pairs for a in r.anchors]
+    ids = _insert_objects(Anchor, anchors, returning=True)
     by_trajectory: dict[int, dict[str, int]] = {}
-    for anchor in anchors:
-        by_trajectory.setdefault(anchor.trajectory_id, {})[anchor.key] = anchor.pk
-    AnchorLink.objects.bulk_create(
-        [link_row(x, by_trajectory.get(t.pk, {})) for t, r in pairs for x in r.anchor_links]
+    for anchor, pk in zip(anchors, ids, strict=True):
+        by_trajectory.setdefault(anchor.trajectory_id, {})[anchor.key] = pk
+    _insert_objects(
+        AnchorLink,
+        [link_row(x, by_trajectory.get(t.pk, {})) for t, r in pairs for x in r.anchor_links],
     )
+
+
+def _insert_objects(model: Any, objects: list[Any], *, returning: bool = False) -> list[int]:
+    """Unsaved instances inserted as plain rows (every concrete field but the id)."""
+    fields = tuple(f.name for f in model._meta.concrete_fields if not f.primary_key)
+    attnames = [model._meta.get_field(name).attname for name in fields]
+    rows = [tuple(getattr(o, name) for name in attnames) for o in objects]
+    return _insert_rows(model, fields, rows, returning=returning)
 
 
 ROWS_PER_STATEMENT = 500  # x at most 12 columns: within every database's parameter limit
@@ -609,11 +619,10 @@ def _copy_rows(
 
 def _preparer(field: Any) -> Any:
     """How a value of ``field`` goes to the database: None for as it is."""
+    ops = connection.ops
     if isinstance(field, JSONField):
-        encoder = field.encoder
-        return lambda value: (
-            None if value is None else connection.ops.adapt_json_value(value, encoder)
-        )
+        encoder, adapt = field.encoder, ops.adapt_json_value
+        return lambda value: None if value is None else adapt(value, encoder)
     if isinstance(field, DateTimeField):
-        return connection.ops.adapt_datetimefield_value
+        return ops.adapt_datetimefield_value
     return None
