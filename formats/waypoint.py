@@ -911,13 +911,14 @@ class _Checker:
             except (OSError, ValueError, AssertionError):
                 self.pool = None
         self.window = self.WINDOW if self.pool is not None else 0
+        self.started = self.pool
 
     def __enter__(self) -> _Checker:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.started is not None:
+            self.started.shutdown(wait=True, cancel_futures=True)
 
     def parse(self, raw: bytes, where: str) -> Any:
         """The line's JSON (or its error, to raise in turn), its new files sent to be checked."""
