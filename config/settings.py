@@ -311,6 +311,9 @@ WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
 WAYPOINT_MAX_ARCHIVE_MEMBERS = envint("WAYPOINT_MAX_ARCHIVE_MEMBERS", 200_000)
 # Imported images are decoded in full; neither side may exceed this many pixels.
 WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
+# Processes that check an import's files (sha256, image decode, XML parse) beside the reading
+# of its lines; 0 is one per CPU, 1 checks them in the importing process itself.
+WAYPOINT_IMPORT_WORKERS = envint("WAYPOINT_IMPORT_WORKERS", 0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 
