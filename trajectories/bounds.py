@@ -73,15 +73,6 @@ def line_too_long(limit: int | None = None) -> str:
     return f"longer than {human_size(limit)} (WAYPOINT_MAX_FILE_BYTES)"
 
 
-def check_json_depth(value: Any, where: str, limit: int = MAX_JSON_DEPTH) -> Any:
-    """Refuse a parsed JSON value nested deeper than ``limit`` arrays and objects.
-
-    Walked a level at a time, without recursion; the exact types ``json`` builds are compared,
-    which keeps the walk to a fifth of the time the parse took."""
-    _walk(value, where, limit)
-    return value
-
-
 # orjson reads an integer beyond 64 bits as a float, of at least this size.
 _BIG = float(2**63)
 
