@@ -97,7 +97,9 @@ def main() -> None:
     subprocess.run([adb, "-P", str(ADB_PORT), "start-server"], env=env, capture_output=True)
     vd = VirtualDevice(port=free_port(), size="540x1200", seed=SEED).start()
     try:
-        subprocess.run([adb, "-P", str(ADB_PORT), "connect", vd.serial], env=env, capture_output=True)
+        subprocess.run(
+            [adb, "-P", str(ADB_PORT), "connect", vd.serial], env=env, capture_output=True
+        )
         time.sleep(1)
         device = adbutils.AdbClient(port=ADB_PORT).device(vd.serial)
         user = get_user_model().objects.create_user("bench")

@@ -96,3 +96,6 @@ class DenyList(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "app"], name="denylist_one_per_app")
         ]
+
+    def __str__(self) -> str:
+        return f"deny-list of {self.app}"

@@ -114,6 +114,10 @@ class Frontier:
         return len({(e["source"], e["target"], e["key"]) for e in self.edges})
 
 
+def _candidate(saved: dict[str, Any]) -> Candidate:
+    return Candidate(**{k: v for k, v in saved.items() if k not in ("status", "missed")})
+
+
 def _tree(xml: bytes | None) -> UITree | None:
     if not xml:
         return None
@@ -161,6 +165,7 @@ class Walker:
         self._replace_references()
         self.trajectory: Trajectory | None = None
         self.episode_steps = 0
+        self.skipped: set[tuple[str, str]] = set()  # not shown in this episode: later
 
     # --------------------------------------------------------------- states
 
@@ -275,6 +280,7 @@ class Walker:
             recorder_name=f"explorer ({self.x.strategy})",
         )
         self.episode_steps = 0
+        self.skipped = set()
         self.step(frontier, {"type": "open_app", "package": self.x.app}, f"Open {self.x.app}")
         root, tree = self.current(frontier)
         return root, tree
@@ -293,12 +299,17 @@ class Walker:
         self, frontier: Frontier, node: dict[str, Any], tree: UITree | None, cand: dict[str, Any]
     ) -> tuple[dict[str, Any], UITree | None]:
         """Act on a candidate of the current state, record the transition; the state after."""
-        candidate = Candidate(**{k: v for k, v in cand.items() if k != "status"})
+        candidate = _candidate(cand)
         steps = locate(candidate, tree) if tree is not None else None
-        cand["status"] = DONE
         if steps is None:
-            cand["status"] = GONE  # this visit's screen does not show it
+            # This visit's screen does not show it (a list that changed): tried again from a
+            # fresh start, given up the second time.
+            cand["missed"] = cand.get("missed", 0) + 1
+            if cand["missed"] >= 2:
+                cand["status"] = GONE
+            self.skipped.add((node["id"], cand["key"]))
             return node, tree
+        cand["status"] = DONE
         for action in steps:
             self.step(frontier, action, candidate.label)
         target, after = self.current(frontier)
@@ -349,7 +360,7 @@ class Walker:
     def pick(
         self, frontier: Frontier, node: dict[str, Any], tree: UITree | None
     ) -> dict[str, Any] | None:
-        todo = frontier.todo(node)
+        todo = [c for c in frontier.todo(node) if (node["id"], c["key"]) not in self.skipped]
         if not todo:
             return None
         if self.x.strategy == Strategy.BFS:
@@ -375,7 +386,7 @@ class Walker:
                 cand = next((c for c in node["candidates"] if c["key"] == key), None)
                 if cand is None or tree is None:
                     break
-                steps = locate(Candidate(**{k: v for k, v in cand.items() if k != "status"}), tree)
+                steps = locate(_candidate(cand), tree)
                 if steps is None:
                     break
                 for action in steps:
