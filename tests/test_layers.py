@@ -1,8 +1,8 @@
 """The apps are layered: each imports only the apps below it, and none imports ``config``.
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
-``fixtures`` < ``annotate``, ``agents`` and ``explore``; ``frontend`` sits on the domain apps. ``config`` is
-the wiring above them all (settings, URLs, the Celery app): an app reads settings through
+``fixtures`` < ``annotate``, ``agents`` and ``explore``; ``frontend`` sits on the domain apps.
+``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings through
 ``django.conf.settings``, never by importing ``config``.
 """
 
