@@ -2,8 +2,8 @@
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
 ``fixtures`` < ``annotate``, ``agents`` and ``explore``; ``frontend`` sits on the domain apps.
-``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings through
-``django.conf.settings``, never by importing ``config``.
+``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings
+through ``django.conf.settings``, never by importing ``config``.
 """
 
 from __future__ import annotations
