@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from devices.models import Device
@@ -106,6 +107,10 @@ def do_start_exploration(
     serial = serial.strip()
     steps, seconds = check_budget(budget)
     strategy = check_strategy(strategy)
+    if strategy == Strategy.LLM and not settings.LLM_BASE_URL:
+        raise InvalidData(
+            "strategy: llm needs a model: set LLM_BASE_URL (and LLM_MODEL, LLM_API_KEY)"
+        )
     seed = check_seed(seed, "seed") or 0
     allow = check_deny_entries(allow, "allow")
     if not Device.objects.filter(serial=serial, projects=project).exists():
