@@ -1,9 +1,10 @@
 """What an explorer can do on a screen, read from its UI XML, and words for it.
 
 A *candidate* is one action on one element (or a system back): a tap on what is clickable, a
-long press on what is long-clickable, a swipe on what scrolls, and a tap then typed text (and
-Enter) on a text field, with an input that suits its hint. Candidates are sorted by place on the
-screen and identity, so the same screen always gives the same list; rows of a list (containers
+long press on what is long-clickable, a swipe on what scrolls, and a tap then typed text on a
+text field, with an input that suits its hint. Candidates come taps first, then typing, scrolls
+and back, each kind in the screen's order (top to bottom), so the same screen always gives the
+same list; rows of a list (containers
 without text of their own whose resource ids differ only by a suffix) are tried
 ``ROWS_PER_GROUP`` at a time, as one product page stands for all of them.
 
@@ -38,6 +39,7 @@ DEFAULT_DENY = (
 )
 INPUTS = (  # a field's words -> what to type into it
     (("email", "e-mail"), "alex@example.com"),
+    (("quantity", "qty", "amount", "count"), "2"),
     (("phone", "mobile"), "5550100"),
     (("tracking", "number", "code", "reference", "pin"), "12345"),
     (("name", "first", "last"), "Alex"),
@@ -45,7 +47,6 @@ INPUTS = (  # a field's words -> what to type into it
     (("search", "find", "filter"), ""),  # a word the screen shows (see sensible_input)
     (("message", "note", "title", "comment"), "Hello"),
 )
-_SUFFIX = re.compile(r"[_-][^_/-]+$")
 
 
 @dataclass
@@ -84,13 +85,12 @@ def _words(el: UIElement) -> str:
 
 
 def _group(el: UIElement) -> str | None:
-    """The group of list rows an element belongs to (None: it stands alone)."""
+    """The group of list rows an element belongs to (None: it stands alone): rows are
+    containers without text of their own whose ids share a first word (``product_…``)."""
     if _name(el) or not el.resource_id or not el.clickable:
         return None
     rid = _short_id(el)
-    stem = _SUFFIX.sub("", rid)
-    if stem == rid:
-        stem = re.sub(r"\d+$", "", rid)
+    stem = re.split(r"[_-]|(?<=[a-z])(?=\d)", rid, maxsplit=1)[0]
     return f"{el.class_name}#{stem}@{el.depth}" if stem and stem != rid else None
 
 
@@ -141,13 +141,21 @@ def sensible_input(el: UIElement, tree: UITree) -> str:
             if value:
                 return value
             break
-    # A search: the first word of the first text of the screen's content below the field.
-    for other in tree.elements:
-        text = (other.text or "").strip()
-        if other.bounds[1] > el.bounds[3] and text and not other.editable:
-            word = re.findall(r"[A-Za-z]{3,}", text)
-            if word:
-                return word[0]
+    # A search: a word of the first row of a list below the field (what the list holds).
+    rows = [
+        other
+        for other in tree.elements
+        if other.clickable and not _name(other) and other.bounds[1] >= el.bounds[3]
+    ]
+    rows.sort(key=lambda other: (other.bounds[1], other.bounds[0]))
+    for row in rows:
+        x1, y1, x2, y2 = row.bounds
+        for inner in tree.elements:
+            b = inner.bounds
+            if inner.text and x1 <= b[0] and y1 <= b[1] and b[2] <= x2 and b[3] <= y2:
+                words = re.findall(r"[A-Za-z]{3,}", inner.text)
+                if words:
+                    return words[0]
     return "test"
 
 
@@ -182,11 +190,9 @@ def candidates(
                     f"type|{ident}",
                     "type",
                     f"Type “{text}” into {_words(el)}",
-                    [
-                        {"type": "click", "x": x, "y": y},
-                        {"type": "type", "text": text},
-                        {"type": "enter"},
-                    ],
+                    # No Enter: what submits a form is a button of its own, which the
+                    # deny-list sees (a message's Send, a purchase's Pay).
+                    [{"type": "click", "x": x, "y": y}, {"type": "type", "text": text}],
                     element,
                     denied,
                 )
@@ -236,6 +242,9 @@ def candidates(
                 {"class": el.class_name, "resource_id": el.resource_id, "bounds": list(el.bounds)},
             )
         )
+    # Taps first, then typing (a typed search makes states of its own), scrolls, back.
+    order = {"click": 0, "long_press": 0, "type": 1, "scroll": 2}
+    found.sort(key=lambda c: order[c.kind])  # stable: the screen's order within a kind
     if with_back:
         found.append(Candidate(BACK_KEY, "back", "Go back", [{"type": "back"}]))
     return found

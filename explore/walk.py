@@ -41,7 +41,7 @@ from devices.services.recording import (
     do_start_recording,
     record_step,
 )
-from graphs.appkg import ScreenInput, StatePlacer
+from graphs.appkg import AppGraphParams, ScreenInput, StatePlacer
 from graphs.appkg_jobs import do_start_app_graph
 from trajectories.blobs import read_blob
 from trajectories.models import Blob, Job, Screen, Source, Status, Trajectory
@@ -56,6 +56,10 @@ from .models import DenyList, Exploration, ExplorationStatus, Strategy
 
 log = logging.getLogger(__name__)
 
+# The graph's node matching with a stricter structure threshold: two tabs sharing a header and
+# a tab bar (FreshCart's Orders and Account, 0.85 alike) are two states. The graph the walk
+# becomes is built with the same parameters, so its nodes are the states the walk knew.
+PARAMS = AppGraphParams(structure_threshold=0.9)
 MAX_EPISODE_STEPS = 40  # an episode this long ends: the next starts from a fresh app
 TODO, DONE, REFUSED, GONE = "todo", "done", "refused", "gone"
 
@@ -150,7 +154,7 @@ class Walker:
         self.observer = observer  # called after every step (bench scoring); never steers
         self.deadline = deadline
         self.frontier = Frontier.from_dict(exploration.frontier or {})
-        self.placer = StatePlacer(exploration.app)
+        self.placer = StatePlacer(exploration.app, PARAMS)
         deny = DenyList.objects.filter(project=exploration.project, app=exploration.app).first()
         self.deny = [*DEFAULT_DENY, *(deny.entries if deny else [])]
         self.allow = list(exploration.allow or [])
@@ -511,6 +515,7 @@ def explore(exploration: Exploration, *, observer=None) -> dict[str, Any]:
             exploration.project,
             exploration.app,
             exploration.created_by,
+            params=PARAMS.to_dict(),
             filters={"trajectories": [str(pk) for pk in frontier.episodes]},
         )
     if chooser is not None:
