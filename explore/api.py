@@ -10,12 +10,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project
+from trajectories.models import Role
 from trajectories.api import WaypointAPIView, _errors, check_serializer
 from trajectories.views import JOB_ROLES
 
 from .access import access_exploration
-from .models import Exploration, Strategy
-from .services import do_resume_exploration, do_start_exploration, do_stop_exploration
+from .elements import DEFAULT_DENY
+from .models import DenyList, Exploration, Strategy
+from .services import (
+    do_resume_exploration,
+    do_set_deny_list,
+    do_start_exploration,
+    do_stop_exploration,
+)
 
 
 class StartSerializer(serializers.Serializer):
@@ -132,3 +139,39 @@ class ExplorationResumeView(WaypointAPIView):
         access_project(request.user, x.project_id, roles=JOB_ROLES)
         resumed = do_resume_exploration(x, request.user)
         return Response(exploration_dict(resumed), status=status.HTTP_202_ACCEPTED)
+
+
+class DenyListSerializer(serializers.Serializer):
+    app = serializers.CharField(read_only=True)
+    entries = serializers.ListField(
+        child=serializers.CharField(), help_text="Texts, or id:RESOURCE_ID, refused unless allowed."
+    )
+    default = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+
+def deny_dict(app: str, entries: list[str]) -> dict[str, Any]:
+    return {"app": app, "entries": entries, "default": list(DEFAULT_DENY)}
+
+
+@extend_schema(tags=["explore"])
+class DenyListView(WaypointAPIView):
+    parser_classes = [parsers.JSONParser]
+
+    @extend_schema(
+        summary="The app's deny-list (on top of the default one)",
+        responses={200: DenyListSerializer, **_errors(401, 404)},
+    )
+    def get(self, request: Request, project_id: int, app: str) -> Response:
+        project = access_project(request.user, project_id)
+        deny = DenyList.objects.filter(project=project, app=app).first()
+        return Response(deny_dict(app, deny.entries if deny else []))
+
+    @extend_schema(
+        summary="Set the app's deny-list: elements an exploration refuses to act on",
+        request=DenyListSerializer,
+        responses={200: DenyListSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def put(self, request: Request, project_id: int, app: str) -> Response:
+        project = access_project(request.user, project_id, roles=(Role.ADMIN,))
+        deny = do_set_deny_list(project, app, request.data.get("entries"))
+        return Response(deny_dict(deny.app, deny.entries))

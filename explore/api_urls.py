@@ -21,6 +21,11 @@ urlpatterns = [
         name="api-exploration-stop",
     ),
     path(
+        "projects/<int:project_id>/deny-lists/<str:app>",
+        api.DenyListView.as_view(),
+        name="api-deny-list",
+    ),
+    path(
         "explorations/<int:exploration_id>/resume",
         api.ExplorationResumeView.as_view(),
         name="api-exploration-resume",

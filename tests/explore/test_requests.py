@@ -96,3 +96,19 @@ def test_the_page_says_why_it_refused(client, pool, project, alice):
     assert "budget: give a number of steps (200 or 200steps) or minutes (30min), got" in (
         page.content.decode()
     )
+
+
+def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, bob):
+    api = APIClient()
+    api.force_authenticate(alice)
+    url = f"/api/v1/projects/{project.pk}/deny-lists/{MAIL}"
+    put = api.put(url, {"entries": ["Archive", "id:nav_delete", "Archive"]}, format="json")
+    assert put.status_code == 200
+    assert put.json()["entries"] == ["Archive", "id:nav_delete"]
+    assert "send" in put.json()["default"]
+    bad = api.put(url, {"entries": "id:"}, format="json")
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == "deny: 'id:' names no resource id"
+    api.force_authenticate(bob)
+    assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]
+    assert api.put(url, {"entries": []}, format="json").status_code == 403
