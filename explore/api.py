@@ -10,8 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project
-from trajectories.models import Role
 from trajectories.api import WaypointAPIView, _errors, check_serializer
+from trajectories.models import Role
 from trajectories.views import JOB_ROLES
 
 from .access import access_exploration

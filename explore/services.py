@@ -22,7 +22,7 @@ from trajectories import events
 from trajectories.jobs import enqueue_job
 from trajectories.models import Job, JobKind, Project
 from trajectories.services import record_event
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, shown
 
 from .elements import check_deny_entries
 from .models import DenyList, Exploration, ExplorationStatus, Strategy
@@ -39,7 +39,8 @@ def check_budget(value: Any) -> tuple[int | None, int | None]:
     match = _BUDGET.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         raise InvalidData(
-            f"budget: give a number of steps (200 or 200steps) or minutes (30min), got {value!r}"
+            "budget: give a number of steps (200 or 200steps) or minutes (30min), got "
+            + shown(value)
         )
     number, unit = int(match.group(1)), (match.group(2) or "steps").lower()
     if unit.startswith("step"):
@@ -56,7 +57,7 @@ def check_strategy(value: Any) -> str:
         return Strategy.DFS
     if value not in Strategy.values:
         raise InvalidData(
-            f"strategy: {value!r} is not a strategy (known: {', '.join(Strategy.values)})"
+            f"strategy: {shown(value)} is not a strategy (known: {', '.join(Strategy.values)})"
         )
     return value
 
@@ -86,7 +87,7 @@ def check_app_on_device(serial: str, app: Any) -> tuple[str, str]:
     except (DeviceUnavailable, *DEVICE_ERRORS) as exc:
         raise InvalidData(f"device: {serial} is not connected ({exc})") from None
     if app not in packages:
-        raise InvalidData(f"app: {app} is not installed on device {serial}")
+        raise InvalidData(f"app: {shown(app)} is not installed on device {serial}")
     return app, conn.adb_server
 
 
@@ -114,7 +115,9 @@ def do_start_exploration(
     seed = check_seed(seed, "seed") or 0
     allow = check_deny_entries(allow, "allow")
     if not Device.objects.filter(serial=serial, projects=project).exists():
-        raise InvalidData(f"device: {serial} is not a device of this project (grant it first)")
+        raise InvalidData(
+            f"device: {shown(serial)} is not a device of this project (grant it first)"
+        )
     check_free(serial)
     package, server = check_app_on_device(serial, app)
     with transaction.atomic():

@@ -23,7 +23,7 @@ def test_a_person_explores_an_app_and_watches_its_states_appear(
     page.fill("#id_device", pool.serial)
     page.fill("#id_budget", "40")
     page.click("text=Start exploring")
-    assert f"app: com.waypoint.nothing is not installed on device {pool.serial}" in (
+    assert f"app: 'com.waypoint.nothing' is not installed on device {pool.serial}" in (
         page.inner_text("[role=alert]")
     )
     shot(page, "explore-refused")

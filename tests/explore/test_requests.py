@@ -47,7 +47,9 @@ def test_the_command_refuses_an_app_the_device_does_not_have(pool, project):
             "explore", "--project", str(project.pk), "--app", "com.example.nothing",
             "--device", pool.serial, "--budget", "20", "--no-wait",
         )  # fmt: skip
-    assert str(caught.value) == f"app: com.example.nothing is not installed on device {pool.serial}"
+    assert (
+        str(caught.value) == f"app: 'com.example.nothing' is not installed on device {pool.serial}"
+    )
 
 
 def test_the_command_refuses_an_unknown_strategy(pool, project):
@@ -78,7 +80,7 @@ def test_the_api_refuses_a_device_of_another_project_and_outsiders(pool, project
     other = api.post(f"/api/v1/projects/{project.pk}/explorations/", body, format="json")
     assert other.status_code == 422
     assert other.json()["detail"] == (
-        "device: emulator-5554 is not a device of this project (grant it first)"
+        "device: 'emulator-5554' is not a device of this project (grant it first)"
     )
     api.force_authenticate(charlie)
     body["device"] = pool.serial
