@@ -48,6 +48,15 @@ def describe_state(tree: UITree | None, package: str) -> str:
         if el.clickable and el.resource_id and not el.text.strip()
     )
     parts = []
+    height = max((el.bounds[3] for el in tree.elements), default=0) or 1
+    content = [
+        el
+        for el in _texts(tree)
+        if el.bounds[1] >= height * TOP_BAR and not el.clickable and len(el.text.strip()) > 3
+    ]
+    if content:  # what the page is about: its first text below the top bar
+        first = min(content, key=lambda el: (el.bounds[1], el.bounds[0]))
+        parts.append(f"showing “{first.text.strip()[:50]}”")
     for stem, count in sorted(rows.items(), key=lambda item: (-item[1], item[0])):
         if count > 1 and stem:
             parts.append(f"a list of {count} {stem} rows")

@@ -43,7 +43,8 @@ def test_exploring_mail_maps_its_inbox_and_message_and_makes_a_graph_version(poo
     assert x.message == "nothing left to try"  # mail is small: the walk ends before its budget
     assert x.states == 2 and x.transitions >= 4 and x.frontier_size == 0
     inbox, message = x.frontier["nodes"][:2]
-    assert inbox["description"].startswith("Inbox: a list of 12 mail rows")
+    assert inbox["description"].startswith("Inbox: showing “")
+    assert "a list of 12 mail rows" in inbox["description"]
     assert message["path"] == [inbox["candidates"][1]["key"]]  # the first mail row opened it
     # Deleting a mail is on the default deny-list: refused, never tapped.
     refused = [c["label"] for c in message["candidates"] if c["status"] == "refused"]
