@@ -7,8 +7,8 @@ import json
 import re
 
 from devices.virtual.apps import APPS_DIR
-from tests.packages import ROOT
 from tests.devices.conftest import settled_screen, tap_node
+from tests.packages import ROOT
 
 MAIL = "com.waypoint.mailbox"
 
