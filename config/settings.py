@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "evaluation",
     "devices",
     "agents",
+    "explore",
     "annotate",
     "frontend",
     "fixtures",

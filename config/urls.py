@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/v1/", include("graphs.api_urls")),
     path("api/v1/", include("evaluation.api_urls")),
     path("api/v1/", include("agents.api_urls")),
+    path("api/v1/", include("explore.api_urls")),
     # Everything under /api/ answers JSON: a path that names no endpoint is a JSON 404.
     re_path(r"^api/", errors.api_not_found, name="api-not-found"),
     path("", include("frontend.urls")),
@@ -25,6 +26,7 @@ urlpatterns = [
     path("", include("annotate.urls")),
     path("", include("devices.urls")),
     path("", include("agents.urls")),
+    path("", include("explore.urls")),
 ]
 
 handler400 = "config.errors.bad_request"

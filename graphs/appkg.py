@@ -565,6 +565,25 @@ def build_app_graph(
     return graph
 
 
+class StatePlacer:
+    """The graph's node matching, one screen at a time: an exploration (``explore/``) names the
+    state it is in as the graph built from its trajectories will.
+
+    Placing the same screens in the same order gives the same node ids, so a placer is rebuilt
+    from its nodes' reference screens alone (``place`` each of them, in node order).
+    """
+
+    def __init__(self, app: str, params: AppGraphParams | None = None):
+        self._builder = _Builder(app, params or AppGraphParams())
+
+    def place(self, screen: ScreenInput) -> tuple[str, bool]:
+        """The id of the screen's node, and whether the screen started it."""
+        before = len(self._builder.nodes)
+        prepared = _prepare(screen, f"screen {screen.sha256[:12]}", self._builder.stats)
+        node = self._builder.place(prepared, Member(screen.sha256, "", 0))
+        return node.id, len(self._builder.nodes) > before
+
+
 # ------------------------------------------------------------------------------ export/import
 
 

@@ -12,6 +12,7 @@ PACKAGES = (
     "core",
     "devices",
     "evaluation",
+    "explore",
     "fixtures",
     "formats",
     "frontend",

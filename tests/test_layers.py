@@ -1,9 +1,9 @@
 """The apps are layered: each imports only the apps below it, and none imports ``config``.
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
-``fixtures`` < ``annotate`` and ``agents``; ``frontend`` sits on the domain apps. ``config`` is
-the wiring above them all (settings, URLs, the Celery app): an app reads settings through
-``django.conf.settings``, never by importing ``config``.
+``fixtures`` < ``annotate``, ``agents`` and ``explore``; ``frontend`` sits on the domain apps.
+``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings
+through ``django.conf.settings``, never by importing ``config``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ ORDER = ("core", "trajectories", "graphs", "formats", "evaluation", "devices", "
 ALLOWED: dict[str, set[str]] = {app: set(ORDER[:i]) for i, app in enumerate(ORDER)}
 ALLOWED["annotate"] = set(ORDER)
 ALLOWED["agents"] = set(ORDER)  # agents drive devices, score with evaluation; not annotate
+ALLOWED["explore"] = set(ORDER)  # explorations drive devices and build app graphs
 ALLOWED["frontend"] = {"core", "trajectories", "graphs", "formats", "evaluation"}
 ALLOWED["config"] = set(PACKAGES) - {"config"}
 

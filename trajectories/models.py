@@ -146,6 +146,7 @@ class Source(models.TextChoices):
     GENERATED = "generated", "Generated"
     AGENT = "agent", "Agent"  # an episode of an agent run on a device (agents/)
     SOLVER = "solver", "Solver"  # a scripted solver's episode: a verified demonstration
+    EXPLORATION = "exploration", "Exploration"  # an episode of an app's exploration (explore/)
 
 
 class Status(models.TextChoices):
@@ -518,6 +519,7 @@ class JobKind(models.TextChoices):
     MEMORY_GRAPH = "memory_graph", "Memory graph"
     APP_GRAPH = "app_graph", "App graph"
     AGENT_RUN = "agent_run", "Agent run"
+    EXPLORE = "explore", "Exploration"
 
 
 class JobStatus(models.TextChoices):

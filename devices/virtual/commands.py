@@ -541,6 +541,8 @@ WAYPOINT_USAGE = """usage: waypoint <command>
   tasks             JSON list of the tasks at this seed: each template's instance (instruction,
                     gold answer, grading rule, memory variables and memory type)
   vars              JSON list of every declared memory variable and its value
+  route             JSON of the foreground app and its page (scores an exploration's
+                    coverage; never given to an agent or an explorer)
   screen-version    a number that changes whenever the screen does (-1 while animating)
   task start <id>   open the answer page for a task
   grade <id> <answer>  print success or failure for an answer
@@ -574,6 +576,8 @@ async def waypoint(sh: Shell, argv, stdin):
     sub = argv[1] if len(argv) > 1 else ""
     if sub == "visible-vars":
         return ok(json.dumps(await phone.visible_vars(), ensure_ascii=False) + "\n")
+    if sub == "route":
+        return ok(json.dumps(await phone.route(), ensure_ascii=False) + "\n")
     if sub == "screen-version":  # equal before and after a capture: vars and capture match
         return ok(f"{await phone.screen.token()}\n")
     if sub == "tasks":

@@ -146,6 +146,9 @@ class Phone:
     async def visible_vars(self) -> list[dict]:
         return await self.screen.visible_vars()
 
+    async def route(self) -> dict | None:
+        return await self.screen.route()
+
     async def _after_input(self) -> None:
         self.screen.invalidate()
         await self.refresh()

@@ -210,6 +210,10 @@ class Screen:
         fg = await self._read("wpSystem.foreground()", None)
         return (fg["package"], fg["activity"]) if fg else LAUNCHER
 
+    async def route(self) -> dict | None:
+        """The foreground app and its page (``wpRoute``), for scoring explorations."""
+        return await self._read("wpSystem.route()", None)
+
     async def keyboard_shown(self) -> bool:
         return await self._read("wpSystem.keyboardShown", False)
 

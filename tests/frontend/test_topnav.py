@@ -21,6 +21,7 @@ PROJECT_ROUTES = (
     ("Proposals", "annotate-proposals"),
     ("Graphs", "project-graphs"),
     ("Runs", "project-runs"),
+    ("Explore", "project-explorations"),
     ("Members", "project-members"),
 )
 

@@ -1,0 +1,116 @@
+"""Starting an exploration from the command, the API and the page: what is refused, and the
+message that says why (an unknown app, a bad budget or strategy, a busy device, an outsider)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from devices.services import do_take_device
+from explore.models import Exploration
+from explore.services import check_budget
+
+MAIL = "com.waypoint.mailbox"
+
+
+@pytest.mark.parametrize(
+    ("budget", "parsed"),
+    [("200", (200, None)), ("200steps", (200, None)), ("30min", (None, 1800)), (5, (5, None))],
+)
+def test_a_budget_is_steps_or_minutes(budget, parsed):
+    assert check_budget(budget) == parsed
+
+
+@pytest.mark.parametrize(
+    ("budget", "message"),
+    [
+        ("soon", "budget: give a number of steps (200 or 200steps) or minutes (30min), got 'soon'"),
+        ("0", "budget: from 1 to 100000 steps, got 0"),
+        ("2000min", "budget: from 1 to 1440 minutes, got 2000"),
+        (-3, "budget: give a number of steps (200 or 200steps) or minutes (30min), got '-3'"),
+    ],
+)
+def test_the_command_refuses_a_bad_budget(pool, project, budget, message):
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "explore", "--project", str(project.pk), "--app", MAIL,
+            "--device", pool.serial, "--budget", str(budget), "--no-wait",
+        )  # fmt: skip
+    assert str(caught.value) == message
+    assert not Exploration.objects.exists()
+
+
+def test_the_command_refuses_an_app_the_device_does_not_have(pool, project):
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "explore", "--project", str(project.pk), "--app", "com.example.nothing",
+            "--device", pool.serial, "--budget", "20", "--no-wait",
+        )  # fmt: skip
+    assert (
+        str(caught.value) == f"app: 'com.example.nothing' is not installed on device {pool.serial}"
+    )
+
+
+def test_the_command_refuses_an_unknown_strategy(pool, project):
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "explore", "--project", str(project.pk), "--app", MAIL, "--device", pool.serial,
+            "--budget", "20", "--strategy", "random", "--no-wait",
+        )  # fmt: skip
+    assert str(caught.value) == "strategy: 'random' is not a strategy (known: dfs, bfs, llm)"
+
+
+def test_the_api_refuses_a_busy_device_and_queues_on_a_free_one(pool, project, alice, bob):
+    do_take_device(pool.serial, "", bob)
+    api = APIClient()
+    api.force_authenticate(alice)
+    url = f"/api/v1/projects/{project.pk}/explorations/"
+    body = {"app": MAIL, "device": pool.serial, "budget": "20"}
+    busy = api.post(url, body, format="json")
+    assert busy.status_code == 422
+    assert busy.json()["detail"].startswith(f"device: {pool.serial} is busy: bob holds it until ")
+    assert not Exploration.objects.exists()
+
+
+def test_the_api_refuses_a_device_of_another_project_and_outsiders(pool, project, alice, charlie):
+    api = APIClient()
+    api.force_authenticate(alice)
+    body = {"app": MAIL, "device": "emulator-5554", "budget": "20"}
+    other = api.post(f"/api/v1/projects/{project.pk}/explorations/", body, format="json")
+    assert other.status_code == 422
+    assert other.json()["detail"] == (
+        "device: 'emulator-5554' is not a device of this project (grant it first)"
+    )
+    api.force_authenticate(charlie)
+    body["device"] = pool.serial
+    outsider = api.post(f"/api/v1/projects/{project.pk}/explorations/", body, format="json")
+    assert outsider.status_code == 404
+
+
+def test_the_page_says_why_it_refused(client, pool, project, alice):
+    client.force_login(alice)
+    page = client.post(
+        f"/projects/{project.pk}/explorations/",
+        {"app": MAIL, "device": pool.serial, "budget": "a while", "strategy": "dfs", "seed": 0},
+    )
+    assert page.status_code == 200
+    assert "budget: give a number of steps (200 or 200steps) or minutes (30min), got" in (
+        page.content.decode()
+    )
+
+
+def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, bob):
+    api = APIClient()
+    api.force_authenticate(alice)
+    url = f"/api/v1/projects/{project.pk}/deny-lists/{MAIL}"
+    put = api.put(url, {"entries": ["Archive", "id:nav_delete", "Archive"]}, format="json")
+    assert put.status_code == 200
+    assert put.json()["entries"] == ["Archive", "id:nav_delete"]
+    assert "send" in put.json()["default"]
+    bad = api.put(url, {"entries": "id:"}, format="json")
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == "deny: 'id:' names no resource id"
+    api.force_authenticate(bob)
+    assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]
+    assert api.put(url, {"entries": []}, format="json").status_code == 403
