@@ -13,7 +13,7 @@ from django.conf import settings
 
 from formats.archive import check_zip_members, check_zip_size, read_file
 from trajectories.bounds import bounded_lines, check_file_size, line_too_long, load_json
-from trajectories.validation import InvalidData, check_grading_rule, shown
+from trajectories.invalid import InvalidData, check_grading_rule, shown
 
 SUPPORTED = ("androtmem",)
 

@@ -31,13 +31,15 @@ import math
 import re
 from collections import defaultdict
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trajectories.grading import answer_matches
-from trajectories.validation import cut
+from trajectories.invalid import cut
 
-from .judge import Judge
 from .predictions import Malformed, Prediction
+
+if TYPE_CHECKING:  # the judge (and its HTTP client) is loaded only by a run that asks for it
+    from .judge import Judge
 
 EXPANSION = 0.14
 ALIASES = {

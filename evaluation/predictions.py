@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from trajectories.bounds import bounded_lines, line_too_long, load_json
-from trajectories.validation import InvalidData
+from trajectories.invalid import InvalidData
 
 MAX_REPORTED = 20
 

@@ -23,7 +23,7 @@ from typing import BinaryIO
 from django.conf import settings
 
 from trajectories.bounds import check_file_size, human_size
-from trajectories.validation import InvalidData, shown
+from trajectories.invalid import InvalidData, shown
 
 CHUNK = 1024**2
 

@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from django.conf import settings
 
-from .validation import InvalidData, fail
+from .invalid import InvalidData, fail
 
 # Deeper than any document Waypoint reads or writes (a trajectory record is 6 levels), and far
 # below the interpreter's recursion limit, so that what is read can be walked, validated and

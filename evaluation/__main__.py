@@ -1,0 +1,48 @@
+"""``python -m evaluation --benchmark EXPORT --predictions FILE``: the evaluator from the shell.
+
+The same options, report and JSON as ``manage.py evaluate`` (:mod:`evaluation.cli`), without
+Django's start: the settings are the import limits alone (:mod:`core.limits`, from the same
+environment variables as the site's), no app is loaded and no database is opened. ``--judge``
+reads the site's settings (``DJANGO_SETTINGS_MODULE``) for its endpoint. Errors go to stderr
+with exit status 1, as the management command's do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluation",
+        description="Score an agent's predictions against a benchmark export (AMS and TCR "
+        "with AndroTMem's rules, M-Acc, task success), by intent, length and app.",
+    )
+    from evaluation.cli import JudgeUnset, add_arguments, run
+
+    add_arguments(parser)
+    options = vars(parser.parse_args(argv))
+
+    from django.conf import settings
+
+    if options["judge"]:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    elif not settings.configured:
+        from core.limits import read_limits
+
+        settings.configure(**read_limits())
+
+    from trajectories.invalid import InvalidData
+
+    try:
+        run(options, lambda line: sys.stdout.write(line + "\n"))
+    except (InvalidData, JudgeUnset) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
