@@ -21,7 +21,6 @@ from .invalid import (  # noqa: F401 (re-exported: the rules' errors and how the
 )
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
 
-
 MAX_INT = 2**31 - 1  # the largest value of an integer column on every database
 
 
