@@ -34,15 +34,23 @@ def main(argv: list[str] | None = None) -> int:
     if options["judge"]:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     elif not settings.configured:
+        from django.core.exceptions import ImproperlyConfigured
+
         from core.limits import read_limits
 
-        settings.configure(**read_limits())
+        try:
+            settings.configure(**read_limits())
+        except ImproperlyConfigured as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 1
+
+    from django.core.exceptions import ImproperlyConfigured
 
     from trajectories.invalid import InvalidData
 
     try:
         run(options, lambda line: sys.stdout.write(line + "\n"))
-    except (InvalidData, JudgeUnset) as exc:
+    except (InvalidData, JudgeUnset, ImproperlyConfigured) as exc:  # the last: --judge's settings
         sys.stderr.write(f"error: {exc}\n")
         return 1
     return 0
