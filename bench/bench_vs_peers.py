@@ -379,7 +379,10 @@ class LabelStudio:
 
     def export_json(self, project: int) -> tuple[float, int]:
         started = time.perf_counter()
-        body = request(f"{self.url}/api/projects/{project}/export?exportType=JSON", LS_TOKEN)
+        body = request(
+            f"{self.url}/api/projects/{project}/export?exportType=JSON&download_all_tasks=true",
+            LS_TOKEN,
+        )
         seconds = time.perf_counter() - started
         return seconds, len(json.loads(body))
 

@@ -142,7 +142,8 @@ def load_json(raw: bytes | str, where: str, **options: Any) -> Any:
     the refusal and its message are ``json``'s. A text with fewer ``[`` and ``{`` than the
     limit cannot be nested past it and is not walked.
     """
-    value = _orjson_loads(raw) if not options else _UNREAD
+    # parse_constant is only ever called for NaN and the infinities, which orjson refuses.
+    value = _orjson_loads(raw) if set(options) <= {"parse_constant"} else _UNREAD
     if value is _UNREAD:
         try:
             value = json.loads(raw, **options)
