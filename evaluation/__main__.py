@@ -1,8 +1,8 @@
 """``python -m evaluation --benchmark EXPORT --predictions FILE``: the evaluator from the shell.
 
 The same options, report and JSON as ``manage.py evaluate`` (:mod:`evaluation.cli`), without
-Django's start: the settings are the import limits alone (:mod:`core.limits`, from the same
-environment variables as the site's), no app is loaded and no database is opened. ``--judge``
+Django's start: no settings module, no app, no database; the import limits are read from the
+same environment variables as the site's (:mod:`core.limits`). ``--judge``
 reads the site's settings (``DJANGO_SETTINGS_MODULE``) for its endpoint. Errors go to stderr
 with exit status 1, as the management command's do.
 """
@@ -29,22 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     options = vars(parser.parse_args(argv))
 
-    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
 
     if options["judge"]:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    elif not settings.configured:
-        from django.core.exceptions import ImproperlyConfigured
-
+    else:
         from core.limits import read_limits
 
         try:
-            settings.configure(**read_limits())
+            read_limits()  # said at once: a limit that is no integer
         except ImproperlyConfigured as exc:
             sys.stderr.write(f"error: {exc}\n")
             return 1
-
-    from django.core.exceptions import ImproperlyConfigured
 
     from trajectories.invalid import InvalidData
 

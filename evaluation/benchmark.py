@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from django.conf import settings
-
+from core.limits import limit
 from formats.archive import check_zip_members, check_zip_size, read_file
 from trajectories.bounds import bounded_lines, check_file_size, line_too_long, load_json
 from trajectories.invalid import InvalidData, check_grading_rule, shown
@@ -151,7 +150,7 @@ def _lines(handle: IO[str], where: str) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         if first and line.lstrip().startswith("["):
-            rest = handle.read(settings.WAYPOINT_MAX_FILE_BYTES)
+            rest = handle.read(limit("WAYPOINT_MAX_FILE_BYTES"))
             if handle.read(1):
                 raise InvalidData(f"{where}: {line_too_long()}")
             tasks = _json(line + rest, where)

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 import orjson
-from django.conf import settings
+
+from core.limits import limit as current_limit
 
 from .invalid import InvalidData, fail
 
@@ -38,7 +39,7 @@ def human_size(size: float) -> str:
 def check_file_size(size: int, where: str) -> None:
     """Refuse a file over ``WAYPOINT_MAX_FILE_BYTES``: the most one file of an import, or one
     document read whole, may hold."""
-    limit = settings.WAYPOINT_MAX_FILE_BYTES
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES")
     if size > limit:
         raise InvalidData(
             f"{where}: file is {human_size(size)}, over the limit of {human_size(limit)} "
@@ -56,7 +57,7 @@ def bounded_lines(handle: IO[str], limit: int | None = None) -> Iterator[tuple[i
     """(number from 1, line) for each line of a text file; a line longer than ``limit``
     characters (``WAYPOINT_MAX_FILE_BYTES`` by default) is read in pieces, never held whole,
     and given as None."""
-    limit = settings.WAYPOINT_MAX_FILE_BYTES if limit is None else limit
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES") if limit is None else limit
     number = 0
     while line := handle.readline(limit + 1):
         number += 1
@@ -69,7 +70,7 @@ def bounded_lines(handle: IO[str], limit: int | None = None) -> Iterator[tuple[i
 
 
 def line_too_long(limit: int | None = None) -> str:
-    limit = settings.WAYPOINT_MAX_FILE_BYTES if limit is None else limit
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES") if limit is None else limit
     return f"longer than {human_size(limit)} (WAYPOINT_MAX_FILE_BYTES)"
 
 
