@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from core.chromium import find_chromium
+from core.limits import read_limits
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -301,17 +302,15 @@ else:
 # adb's own port (ANDROID_ADB_SERVER_PORT, as the adb command line reads it, else 5037).
 ADB_SERVERS = envlist("ADB_SERVERS", f"127.0.0.1:{os.getenv('ANDROID_ADB_SERVER_PORT') or 5037}")
 
-# Import limits, in bytes.
-WAYPOINT_MAX_UPLOAD_BYTES = envint("WAYPOINT_MAX_UPLOAD_BYTES", 2 * 1024**3)
-WAYPOINT_MAX_FILE_BYTES = envint("WAYPOINT_MAX_FILE_BYTES", 64 * 1024**2)
-# An archive may unpack to at most this many bytes, and to at most this many times its own size.
-WAYPOINT_MAX_UNPACKED_BYTES = envint("WAYPOINT_MAX_UNPACKED_BYTES", 4 * 1024**3)
-WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
-# Members (files and folders) an imported archive may hold: an export holds two per distinct
-# screen; millions of empty files would pass the size limits.
-WAYPOINT_MAX_ARCHIVE_MEMBERS = envint("WAYPOINT_MAX_ARCHIVE_MEMBERS", 200_000)
-# Imported images are decoded in full; neither side may exceed this many pixels.
-WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
+# Import limits (core/limits.py: their defaults and what each means), each an environment
+# variable of the same name.
+_LIMITS = read_limits()
+WAYPOINT_MAX_UPLOAD_BYTES = _LIMITS["WAYPOINT_MAX_UPLOAD_BYTES"]
+WAYPOINT_MAX_FILE_BYTES = _LIMITS["WAYPOINT_MAX_FILE_BYTES"]
+WAYPOINT_MAX_UNPACKED_BYTES = _LIMITS["WAYPOINT_MAX_UNPACKED_BYTES"]
+WAYPOINT_MAX_UNPACK_RATIO = _LIMITS["WAYPOINT_MAX_UNPACK_RATIO"]
+WAYPOINT_MAX_ARCHIVE_MEMBERS = _LIMITS["WAYPOINT_MAX_ARCHIVE_MEMBERS"]
+WAYPOINT_MAX_IMAGE_SIDE = _LIMITS["WAYPOINT_MAX_IMAGE_SIDE"]
 # Processes that check an import's files (sha256, image decode, XML parse) beside the reading
 # of its lines; 0 is one per CPU, 1 checks them in the importing process itself.
 WAYPOINT_IMPORT_WORKERS = envint("WAYPOINT_IMPORT_WORKERS", 0)

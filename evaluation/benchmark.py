@@ -9,11 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from django.conf import settings
-
+from core.limits import limit
 from formats.archive import check_zip_members, check_zip_size, read_file
 from trajectories.bounds import bounded_lines, check_file_size, line_too_long, load_json
-from trajectories.validation import InvalidData, check_grading_rule, shown
+from trajectories.invalid import InvalidData, check_grading_rule, shown
 
 SUPPORTED = ("androtmem",)
 
@@ -65,10 +64,57 @@ def _check_step(step: dict[str, Any], where: str) -> None:
             raise InvalidData(f"{place}[{i}].source: must be a string or a number")
 
 
+def _positive_or_none(size: Any) -> bool:
+    return (
+        size is None
+        or (type(size) is int and size > 0)
+        or (isinstance(size, int) and not isinstance(size, bool) and size > 0)
+    )
+
+
+def _step_passes(step: dict[str, Any]) -> bool:
+    """Whether :func:`_check_step` would pass the step: the same checks, without wording the
+    places (most steps pass; the one that does not is checked again, for its message)."""
+    if "step_index" not in step:
+        return False
+    form = step.get("actionForm")
+    if form is not None and not isinstance(form, dict):
+        return False
+    if form is not None and not isinstance(form.get("bbox"), list | None):
+        return False
+    if not (_positive_or_none(step.get("width")) and _positive_or_none(step.get("height"))):
+        return False
+    extra = step.get("extra_info")
+    if extra is None:
+        extra = {}
+    elif not isinstance(extra, dict):
+        return False
+    status = extra.get("status")
+    if status is not None and not (
+        isinstance(status, list) and all(isinstance(anchor, dict) for anchor in status)
+    ):
+        return False
+    links = step.get("links")
+    if links is None:
+        links = extra.get("links")
+    if links is None:
+        return True
+    if not isinstance(links, list):
+        return False
+    for link in links:
+        if not isinstance(link, dict):
+            return False
+        source = link.get("source")
+        if source is not None and not isinstance(source, str | int):
+            return False
+    return True
+
+
 def check_task(task: dict[str, Any], where: str) -> dict[str, Any]:
     """A task record has the shape the evaluator reads; else an error naming the place."""
     for i, step in enumerate(_objects(task.get("steps"), f"{where}: steps")):
-        _check_step(step, f"{where}: steps[{i}]")
+        if not _step_passes(step):
+            _check_step(step, f"{where}: steps[{i}]")
     _objects(task.get("memory_targets"), f"{where}: memory_targets")
     for name in ("primary_intent", "gold_answer", "grading_rule"):
         if task.get(name) is not None and not isinstance(task[name], str):
@@ -104,7 +150,7 @@ def _lines(handle: IO[str], where: str) -> Iterator[dict[str, Any]]:
         if not line.strip():
             continue
         if first and line.lstrip().startswith("["):
-            rest = handle.read(settings.WAYPOINT_MAX_FILE_BYTES)
+            rest = handle.read(limit("WAYPOINT_MAX_FILE_BYTES"))
             if handle.read(1):
                 raise InvalidData(f"{where}: {line_too_long()}")
             tasks = _json(line + rest, where)
@@ -112,6 +158,22 @@ def _lines(handle: IO[str], where: str) -> Iterator[dict[str, Any]]:
                 yield _task(task, f"{where} task {count}")
             return
         first = False
+        try:
+            task = load_json(line, f"{where} line {number}")
+        except json.JSONDecodeError as exc:
+            raise InvalidData(f"{where} line {number}: invalid JSON ({exc.msg})") from None
+        yield _task(task, f"{where} line {number}")
+
+
+def _text_records(text: str, where: str) -> Iterator[dict[str, Any]]:
+    """:func:`_lines` of a whole file already read within ``WAYPOINT_MAX_FILE_BYTES`` (so no
+    line of it can be too long), without reading it again a line at a time."""
+    if text.lstrip().startswith("["):
+        yield from _lines(io.StringIO(text), where)
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
         try:
             task = load_json(line, f"{where} line {number}")
         except json.JSONDecodeError as exc:
@@ -159,7 +221,7 @@ def load_benchmark(source: Path | str, split: str | None = None) -> list[dict[st
         for name in _pick(_check_format(manifest, source.name), split, source.name):
             # read_file keeps the name inside the folder and the file within its limit.
             text = read_file(source, f"{name}.jsonl", source.name).decode()
-            tasks.extend(_lines(io.StringIO(text), f"{name}.jsonl"))
+            tasks.extend(_text_records(text, f"{name}.jsonl"))
         return tasks
     if zipfile.is_zipfile(source):
         return _from_zip(source, split)

@@ -31,13 +31,15 @@ import math
 import re
 from collections import defaultdict
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trajectories.grading import answer_matches
-from trajectories.validation import cut
+from trajectories.invalid import cut
 
-from .judge import Judge
 from .predictions import Malformed, Prediction
+
+if TYPE_CHECKING:  # the judge (and its HTTP client) is loaded only by a run that asks for it
+    from .judge import Judge
 
 EXPANSION = 0.14
 ALIASES = {
@@ -54,7 +56,7 @@ ANCHOR_IDS = ("id", "uuid", "status_id", "anchor_id", "node_id")
 
 
 def action_type(value: Any) -> str:
-    kind = str(value).lower().strip()
+    kind = (value if type(value) is str else str(value)).lower().strip()
     return ALIASES.get(kind, kind)
 
 
@@ -116,12 +118,21 @@ def _extra(step: dict[str, Any]) -> dict[str, Any]:
     return extra if isinstance(extra, dict) else {}
 
 
-def _aliases(step: dict[str, Any]) -> set[str]:
-    names = {_step_uid(step), str(step.get("step_index"))}
-    names |= {str(step[key]) for key in STEP_IDS if step.get(key) is not None}
-    for anchor in _extra(step).get("status") or []:
-        names |= {str(anchor[key]) for key in ANCHOR_IDS if anchor.get(key) is not None}
-    return names
+def _name_steps(steps: list[dict[str, Any]], uids: list[str]) -> dict[str, dict[str, Any]]:
+    """Each name a link source may give (a step's ids and index, its anchors' ids) -> its step;
+    a name two steps share goes to the later one."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for step, uid in zip(steps, uids, strict=True):
+        by_name[uid] = step
+        by_name[str(step.get("step_index"))] = step
+        for key in STEP_IDS:
+            if (value := step.get(key)) is not None:
+                by_name[str(value)] = step
+        for anchor in _extra(step).get("status") or []:
+            for key in ANCHOR_IDS:
+                if (value := anchor.get(key)) is not None:
+                    by_name[str(value)] = step
+    return by_name
 
 
 def _is_final(step: dict[str, Any]) -> bool:
@@ -139,12 +150,12 @@ def _links(step: dict[str, Any]) -> list[dict[str, Any]]:
     return links if isinstance(links, list) else []
 
 
-def critical_closure(steps: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """The steps the final completion step needs over critical links, and missing sources."""
-    by_alias: dict[str, dict[str, Any]] = {}
-    for step in steps:
-        for alias in _aliases(step):
-            by_alias[alias] = step
+def critical_closure(
+    steps: list[dict[str, Any]], uids: list[str] | None = None
+) -> tuple[set[str], set[str]]:
+    """The steps the final completion step needs over critical links, and missing sources
+    (``uids``: each step's :func:`_step_uid`, when the caller has them)."""
+    by_alias = _name_steps(steps, uids if uids is not None else [_step_uid(s) for s in steps])
     final = next((s for s in reversed(steps) if _is_final(s)), steps[-1])
     required: set[str] = set()
     missing: set[str] = set()
@@ -236,8 +247,10 @@ def answer_of(action: dict[str, Any]) -> str | None:
     any. A ``terminate`` whose value is its status (success / failure: GUI-Owl's terminate)
     says how the task ended, not what the answer is."""
     kind = str(action.get("action", "")).lower().strip()
+    if action_type(kind) != "finish":
+        return None
     value = str(action.get("value") or "")
-    if action_type(kind) != "finish" or not value.strip():
+    if not value.strip():
         return None
     if kind == "terminate" and value.strip().lower() in TERMINATE_STATUSES:
         return None
@@ -329,17 +342,16 @@ def evaluate(
         if task_id not in predictions or not steps:
             continue
         predicted = predictions[task_id]
+        indexes = [str(s.get("step_index")) for s in steps]
+        given = [predicted.get(index) for index in indexes]
         scores = {
-            str(s.get("step_index")): step_score(predicted.get(str(s.get("step_index"))), s)
-            for s in steps
+            index: step_score(prediction, step)
+            for index, prediction, step in zip(indexes, given, steps, strict=True)
         }
-        credited += sum(
-            1
-            for s in steps
-            if (p := predicted.get(str(s.get("step_index")))) is not None and p.credited
-        )
-        required, missing = critical_closure(steps)
-        by_uid = {_step_uid(s): s for s in steps}
+        credited += sum(1 for p in given if p is not None and p.credited)
+        uids = [_step_uid(s) for s in steps]
+        required, missing = critical_closure(steps, uids)
+        by_uid = dict(zip(uids, steps, strict=True))
         failed = set(missing) | {
             uid for uid in required if scores.get(str(by_uid[uid].get("step_index")), 0.0) < 1.0
         }
@@ -378,18 +390,17 @@ def evaluate(
         if task.get("gold_answer"):
             answers["tasks"] += 1
             answer = status = None
-            for step in steps:
-                prediction = predicted.get(str(step.get("step_index")))
-                given = answer_of(prediction.action) if prediction and prediction.action else None
-                if given is None:
+            for prediction in given:
+                told = answer_of(prediction.action) if prediction and prediction.action else None
+                if told is None:
                     continue
                 # A finish whose value is a terminate status (AndroTMem's layout writes the
                 # answer and the terminate after it both as finish) is the answer only when
                 # no other answer was given.
-                if given.strip().lower() in TERMINATE_STATUSES:
-                    status = given
+                if told.strip().lower() in TERMINATE_STATUSES:
+                    status = told
                 else:
-                    answer = given
+                    answer = told
             answer = answer if answer is not None else status
             correct = answer_correct(answer, task["gold_answer"], task.get("grading_rule", "exact"))
             answers["correct"] += correct

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from trajectories.bounds import bounded_lines, line_too_long, load_json
-from trajectories.validation import InvalidData
+from trajectories.invalid import InvalidData
 
 MAX_REPORTED = 20
 
@@ -118,15 +118,25 @@ def parse_raw_output(text: str, width: int, height: int) -> tuple[dict[str, Any]
     return mobile_use_to_action(arguments, width, height), memory
 
 
-def _step_sizes(tasks: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int]]:
-    return {
-        (str(task["task_id"]), str(step.get("step_index"))): (
-            int(step.get("width") or 1000),
-            int(step.get("height") or 1000),
-        )
-        for task in tasks
-        for step in task.get("steps", [])
-    }
+class _StepSizes:
+    """Each step's screenshot size, by (task id, step index), gathered on the first look: only
+    GUI-Owl raw output (0-1000 coordinates) needs it."""
+
+    def __init__(self, tasks: list[dict[str, Any]]) -> None:
+        self.tasks = tasks
+        self.sizes: dict[tuple[str, str], tuple[int, int]] | None = None
+
+    def get(self, key: tuple[str, str]) -> tuple[int, int]:
+        if self.sizes is None:
+            self.sizes = {
+                (str(task["task_id"]), str(step.get("step_index"))): (
+                    int(step.get("width") or 1000),
+                    int(step.get("height") or 1000),
+                )
+                for task in self.tasks
+                for step in task.get("steps", [])
+            }
+        return self.sizes.get(key, (1000, 1000))
 
 
 def read_predictions(
@@ -148,7 +158,7 @@ def read_predictions(
 def _read(
     handle: IO[str], tasks: list[dict[str, Any]]
 ) -> tuple[dict[str, dict[str, Prediction]], Malformed]:
-    sizes = _step_sizes(tasks)
+    sizes = _StepSizes(tasks)
     predictions: dict[str, dict[str, Prediction]] = {}
     malformed = Malformed()
     for number, line in bounded_lines(handle):
@@ -169,7 +179,7 @@ def _read(
             continue
         key = (str(record["task_id"]), str(record["step_index"]))
         try:
-            prediction = _prediction(record, sizes.get(key, (1000, 1000)))
+            prediction = _prediction(record, sizes)
         except ValueError as exc:
             malformed.add(number, str(exc))
             prediction = Prediction(action=None)
@@ -177,11 +187,12 @@ def _read(
     return predictions, malformed
 
 
-def _prediction(record: dict[str, Any], size: tuple[int, int]) -> Prediction:
+def _prediction(record: dict[str, Any], sizes: _StepSizes) -> Prediction:
     credited = record.get("credited_as_correct") is True
     raw = record.get("output", record.get("response"))
     if "prediction" not in record and isinstance(raw, str):
-        action, memory = parse_raw_output(raw, *size)
+        key = (str(record["task_id"]), str(record["step_index"]))
+        action, memory = parse_raw_output(raw, *sizes.get(key))
         return Prediction(action=action, memory=memory, credited=credited)
     inner = record.get("prediction")
     if not isinstance(inner, dict):

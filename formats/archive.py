@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from django.conf import settings
-
+from core.limits import limit as current_limit
 from trajectories.bounds import check_file_size, human_size
-from trajectories.validation import InvalidData, shown
+from trajectories.invalid import InvalidData, shown
 
 CHUNK = 1024**2
 
@@ -77,13 +76,13 @@ class UnpackBudget:
     def check(self, total: int, *, more: bool = False) -> None:
         """Refuse ``total`` unpacked bytes (``more``: counted while writing, there may be more)."""
         size = f"at least {human_size(total)}" if more else human_size(total)
-        limit = settings.WAYPOINT_MAX_UNPACKED_BYTES
+        limit = current_limit("WAYPOINT_MAX_UNPACKED_BYTES")
         if total > limit:
             raise InvalidData(
                 f"{self.name}: unpacks to {size}, over the limit of {human_size(limit)} "
                 "(WAYPOINT_MAX_UNPACKED_BYTES)"
             )
-        ratio = settings.WAYPOINT_MAX_UNPACK_RATIO
+        ratio = current_limit("WAYPOINT_MAX_UNPACK_RATIO")
         if total > ratio * self.packed:
             raise InvalidData(
                 f"{self.name}: unpacks to {size}, {total // self.packed} times its own "
@@ -149,7 +148,7 @@ def check_zip_members(source: BinaryIO, name: str) -> None:
 
 
 def check_member_count(members: int, name: str, *, at_least: bool = False) -> None:
-    limit = settings.WAYPOINT_MAX_ARCHIVE_MEMBERS
+    limit = current_limit("WAYPOINT_MAX_ARCHIVE_MEMBERS")
     if members > limit:
         count = f"at least {members:,}" if at_least else f"{members:,}"
         raise InvalidData(
@@ -274,7 +273,7 @@ def open_source(source: Path, workdir: Path | None = None) -> Iterator[Path]:
     if source.is_dir():
         yield source
         return
-    size, limit = source.stat().st_size, settings.WAYPOINT_MAX_UPLOAD_BYTES
+    size, limit = source.stat().st_size, current_limit("WAYPOINT_MAX_UPLOAD_BYTES")
     if size > limit:
         raise InvalidData(
             f"{source.name}: the archive is {human_size(size)}, over the limit of "

@@ -21,12 +21,13 @@ from core.llm import LLMClient, LLMError, data_url
 from trajectories.blobs import read_blob
 from trajectories.images import open_image
 from trajectories.models import Screen
-from trajectories.uixml import UIXmlError, parse_ui_xml
+from trajectories.uixml import UITree, UIXmlError, parse_ui_xml
 from trajectories.validation import InvalidData
 
 from .models import ScreenEmbedding
 
-ScreenInput = tuple[bytes, str | bytes | None]  # (image bytes, UI XML or None)
+# (image bytes, UI XML -- or the tree a caller already parsed from it -- or None)
+ScreenInput = tuple[bytes, str | bytes | UITree | None]
 
 
 class Embedder(Protocol):
@@ -85,7 +86,7 @@ MAX_LABEL_CHARS = 40
 WEIGHTS = {"structure": 1.0, "labels": 1.0, "image": 0.5}
 
 
-def structure_tokens(xml: str | bytes) -> tuple[list[str], list[str]]:
+def structure_tokens(xml: str | bytes | UITree) -> tuple[list[str], list[str]]:
     """The view tree's shape and its fixed controls' labels.
 
     Shape: each element's class and resource-id, alone and under its parent's, as a set, so a
@@ -93,10 +94,13 @@ def structure_tokens(xml: str | bytes) -> tuple[list[str], list[str]]:
     outside scrolling containers (buttons, tabs, toolbar actions): the page's own words, not
     its content (list rows, typed text).
     """
-    try:
-        tree = parse_ui_xml(xml)
-    except UIXmlError:
-        return [], []
+    if isinstance(xml, UITree):
+        tree = xml
+    else:
+        try:
+            tree = parse_ui_xml(xml)
+        except UIXmlError:
+            return [], []
     names = {el.path: f"{el.class_name}#{el.resource_id}" for el in tree.elements}
     scrolling = [el.path + "/" for el in tree.elements if el.scrollable]
     shape: set[str] = set()
@@ -154,7 +158,7 @@ class StructureEmbedder:
     # (against whole vectors, the parts it lacks would cap its cosine near 0.45).
     look = slice(STRUCTURE_DIM + LABEL_DIM, STRUCTURE_DIM + LABEL_DIM + IMAGE_DIM)
 
-    def embed_screen(self, image: bytes, xml: str | bytes | None) -> np.ndarray:
+    def embed_screen(self, image: bytes, xml: str | bytes | UITree | None) -> np.ndarray:
         shape, labels = structure_tokens(xml) if xml else ([], [])
         parts = [
             WEIGHTS["structure"] * hashed_vector(shape, STRUCTURE_DIM),

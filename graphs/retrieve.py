@@ -4,6 +4,7 @@ subgoals, successful and failed, and the memory block an agent puts in its promp
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, TypedDict
 
 import numpy as np
@@ -93,8 +94,10 @@ STOPWORDS = frozenset(
 )
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS}
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """A text's words less the stop words (the same subgoals come back query after query)."""
+    return frozenset(w for w in WORD.findall(text.lower()) if w not in STOPWORDS)
 
 
 def _line(subgoal: dict[str, Any], similarity: float) -> str:
@@ -123,7 +126,14 @@ def format_memory_block(
     goal = _words(task)
     ranked = sorted(
         (
-            (-len(goal & _words(f"{s['intent']} {s['effect']}")), rank, order, s, hit)
+            # Without a goal every subgoal shares no word with it: their words are not needed.
+            (
+                -len(goal & _words(f"{s['intent']} {s['effect']}")) if goal else 0,
+                rank,
+                order,
+                s,
+                hit,
+            )
             for rank, hit in enumerate(hits)
             for order, s in enumerate(hit["subgoals"])
         ),

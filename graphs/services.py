@@ -255,14 +255,15 @@ def retrieve_for_screen(
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
         raise InvalidRequest(f"k: must be an integer between 1 and 100, got {k!r}")
     image = image_bytes_of(image)
+    tree = None
     if xml:
         try:
-            parse_ui_xml(xml)
+            tree = parse_ui_xml(xml)  # parsed once: the embedder reads the tree
         except UIXmlError as exc:
             raise InvalidData(f"xml: not a UI dump ({exc})") from None
     embedder = get_embedder(graph.params["embedder"])
     began = time.perf_counter()
-    query = embedder.embed_screens([(image, xml or None)])[0]
+    query = embedder.embed_screens([(image, tree)])[0]
     embedded = time.perf_counter()
     index = index_of(graph)
     if len(query) != index.graph.dim:

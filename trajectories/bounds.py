@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 import orjson
-from django.conf import settings
 
-from .validation import InvalidData, fail
+from core.limits import limit as current_limit
+
+from .invalid import InvalidData, fail
 
 # Deeper than any document Waypoint reads or writes (a trajectory record is 6 levels), and far
 # below the interpreter's recursion limit, so that what is read can be walked, validated and
@@ -38,7 +39,7 @@ def human_size(size: float) -> str:
 def check_file_size(size: int, where: str) -> None:
     """Refuse a file over ``WAYPOINT_MAX_FILE_BYTES``: the most one file of an import, or one
     document read whole, may hold."""
-    limit = settings.WAYPOINT_MAX_FILE_BYTES
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES")
     if size > limit:
         raise InvalidData(
             f"{where}: file is {human_size(size)}, over the limit of {human_size(limit)} "
@@ -56,7 +57,7 @@ def bounded_lines(handle: IO[str], limit: int | None = None) -> Iterator[tuple[i
     """(number from 1, line) for each line of a text file; a line longer than ``limit``
     characters (``WAYPOINT_MAX_FILE_BYTES`` by default) is read in pieces, never held whole,
     and given as None."""
-    limit = settings.WAYPOINT_MAX_FILE_BYTES if limit is None else limit
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES") if limit is None else limit
     number = 0
     while line := handle.readline(limit + 1):
         number += 1
@@ -69,7 +70,7 @@ def bounded_lines(handle: IO[str], limit: int | None = None) -> Iterator[tuple[i
 
 
 def line_too_long(limit: int | None = None) -> str:
-    limit = settings.WAYPOINT_MAX_FILE_BYTES if limit is None else limit
+    limit = current_limit("WAYPOINT_MAX_FILE_BYTES") if limit is None else limit
     return f"longer than {human_size(limit)} (WAYPOINT_MAX_FILE_BYTES)"
 
 
@@ -105,8 +106,14 @@ def load_json(raw: bytes | str, where: str, **options: Any) -> Any:
     the place, as does anything nested deeper than the fixed limit. Syntax and encoding
     errors (``JSONDecodeError``, ``UnicodeDecodeError``) pass through for the caller to word.
     ``options`` go to ``json.loads`` (``parse_constant``).
+
+    The text is parsed by orjson (a few times faster) when it gives what ``json`` gives: any
+    text orjson refuses (NaN, 1e400, a lone surrogate, a syntax error...), and one whose value
+    holds a float of at least 2**63 (an integer beyond 64 bits, which orjson reads as a float),
+    is read by ``json``, so the value, the refusal and its message are ``json``'s.
     """
-    value = _fast_loads(raw) if not options else _FAILED
+    # parse_constant is only ever called for NaN and the infinities, which orjson refuses.
+    value = _fast_loads(raw) if set(options) <= {"parse_constant"} else _FAILED
     if value is _FAILED:
         value = _loads(raw, where, **options)
         if isinstance(value, dict | list):

@@ -11,52 +11,17 @@ from typing import Any
 
 import orjson
 
-from .grading import GRADING_RULES, UnknownGradingRule
+from .invalid import (  # noqa: F401 (re-exported: the rules' errors and how they word things)
+    SHOWN,
+    InvalidData,
+    InvalidRequest,
+    check_grading_rule,
+    cut,
+    fail,
+    field_at,
+    shown,
+)
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
-
-
-class InvalidData(ValueError):
-    """Input that breaks a rule of the domain; the message names the place."""
-
-
-class InvalidRequest(InvalidData):
-    """A request that is malformed in itself (a missing field, a wrong type), whatever the data.
-
-    The API answers it 400, and a well-formed request that breaks a rule of the domain given the
-    stored data (a step past the last one, an unknown user) 422.
-    """
-
-
-def field_at(where: str, field: str) -> str:
-    """Name a field inside a place: ``"line 3:"`` + ``"task"`` or ``"task"`` + ``"goal"``."""
-    if not where:
-        return field
-    return f"{where} {field}" if where.endswith(":") else f"{where}.{field}"
-
-
-def fail(where: str, message: str) -> InvalidData:
-    if not where:
-        return InvalidData(message)
-    return InvalidData(f"{where} {message}" if where.endswith(":") else f"{where}: {message}")
-
-
-SHOWN = 80  # characters of a value a message repeats
-
-
-def cut(text: str, limit: int = SHOWN) -> str:
-    """``text`` as a message may repeat it: at most ``limit`` characters and an ellipsis."""
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def shown(value: Any, limit: int = SHOWN) -> str:
-    """A value as a message names it (``repr``), cut short: a 60 MB string sent is not sent
-    back; a list or an object is named by its type."""
-    if isinstance(value, str):
-        return repr(cut(value, limit))
-    if value is None or isinstance(value, bool | int | float):
-        return cut(repr(value), limit)
-    return type(value).__name__
-
 
 MAX_INT = 2**31 - 1  # the largest value of an integer column on every database
 
@@ -235,12 +200,6 @@ def check_anchor_link(
             )
     if source == target:
         raise fail(where, f"anchor {source!r} links to itself")
-
-
-def check_grading_rule(value: Any, where: str) -> str:
-    if value not in GRADING_RULES:
-        raise fail(where, str(UnknownGradingRule(cut(value) if isinstance(value, str) else value)))
-    return value
 
 
 def check_choice(value: Any, choices: Iterable[str], where: str) -> str:

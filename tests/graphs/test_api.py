@@ -138,6 +138,14 @@ def test_retrieve_takes_a_multipart_upload_or_base64_json(
     missing = client.post(url, {"k": "1"})
     assert missing.status_code == 400
     assert missing.json() == {"detail": "screenshot: no file was uploaded"}
+    # A lone surrogate (no database stores one) is refused with DRF's words, wherever it is.
+    for field in ("screenshot", "xml"):
+        body = {"screenshot": base64.b64encode(screen.png).decode(), field: "AAAA\ud800AAAA"}
+        surrogate = client.post(url, json.dumps(body), content_type="application/json")
+        assert surrogate.status_code == 400
+        assert surrogate.json() == {
+            "detail": f"{field}: Surrogate characters are not allowed: U+D800."
+        }
 
 
 def test_a_graph_still_building_cannot_be_queried_or_exported_yet(
