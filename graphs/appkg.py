@@ -307,13 +307,14 @@ class _NodeFacts:
         if not n:
             return [], []
         needed = 1 if n == 1 else max(2, math.ceil(0.6 * n))
-        common = [label for label, count in self.labels.items() if count >= needed]
-        # Labels every member shows first; numbers (prices, times, counts) are content, not
-        # what the page is, so they come last.
-        ranked = sorted(
-            common,
-            key=lambda t: (-self.labels[t], any(c.isdigit() for c in t), self.where[t], t),
-        )[:MAX_LABELS]
+        # Numbers (prices, times, codes, counts) are content, not what the page is.
+        common = [
+            label
+            for label, count in self.labels.items()
+            if count >= needed and not any(c.isdigit() for c in label)
+        ]
+        # Labels every member shows first.
+        ranked = sorted(common, key=lambda t: (-self.labels[t], self.where[t], t))[:MAX_LABELS]
         labels = sorted(ranked, key=lambda t: (self.where[t], t))
         half = max(2, math.ceil(0.5 * n))
         varies = sorted(name for name in self.varying if self.fields[name] >= half)
@@ -991,16 +992,38 @@ def node_options(graph: AppKnowledgeGraph, node_id: str | None) -> dict[str, Any
                     },
                 }
             )
+    return {**fixed_options(), "self_loops": loops, "transitions": transitions}
+
+
+def fixed_options() -> dict[str, Any]:
+    """The options of a screen no node takes: task completion and a free action."""
     return {
-        "self_loops": loops,
-        "transitions": transitions,
+        "self_loops": [],
+        "transitions": [],
         "task_completion": dict(TASK_COMPLETION),
         "free_action": dict(FREE_ACTION),
     }
 
 
+QUOTED_NUMBER = re.compile(r"'[^']*\d[^']*'")
+MAX_PROMPT_OPTIONS = 12  # of each kind, the most taken first
+
+
+def _prompt_instruction(option: Mapping[str, Any]) -> str:
+    """An option's instruction as a template: what was typed, or any quoted value with a digit
+    (a price, a code, an order number: a recording's data, maybe a task's answer), is not said."""
+    if option["action_type"] == "type":
+        name = _short_id(str(option["element"].get("resource_id") or "")).replace("_", " ")
+        return f"Type a text into the {name} field" if name else "Type a text"
+    return QUOTED_NUMBER.sub("'…'", option["instruction"])
+
+
 def format_options(location: Location, options: Mapping[str, Any]) -> str:
-    """The located node and its options as a prompt block, numbered for the model to pick."""
+    """The located node and its options as a prompt block, numbered for the model to pick.
+
+    Self-loops say which fields they change, not the values they changed them to, and
+    instructions are templates (:func:`_prompt_instruction`): the block carries the app's
+    behaviour, never the data of the recordings it was built from."""
     lines = ["App graph guidance (UI-KOBE):"]
     if location.node is None:
         lines.append(f"Current page: not in the graph ({location.reason}).")
@@ -1009,15 +1032,16 @@ def format_options(location: Location, options: Mapping[str, Any]) -> str:
     number = 0
     if options["self_loops"]:
         lines.append("Actions that stay on this page:")
-        for o in options["self_loops"]:
+        for o in options["self_loops"][:MAX_PROMPT_OPTIONS]:
             number += 1
-            fields = f" [changes {', '.join(o['fields'][:4])}]" if o["fields"] else ""
-            lines.append(f"  {number}. {o['instruction']} -> {o['effect']}{fields}")
+            fields = ", ".join(o["fields"][:4])
+            change = f"changes {fields}" if fields else "nothing visible changes"
+            lines.append(f"  {number}. {_prompt_instruction(o)} -> {change}")
     if options["transitions"]:
         lines.append("Actions that lead to another page:")
-        for o in options["transitions"]:
+        for o in options["transitions"][:MAX_PROMPT_OPTIONS]:
             number += 1
-            lines.append(f"  {number}. {o['instruction']} -> {o['effect']}")
+            lines.append(f"  {number}. {_prompt_instruction(o)} -> {o['effect']}")
     lines.append(f"  {number + 1}. Task completion: {options['task_completion']['instruction']}")
     lines.append(f"  {number + 2}. Free action: {options['free_action']['instruction']}")
     return "\n".join(lines)
