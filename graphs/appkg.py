@@ -865,6 +865,9 @@ class AppGraphLocator:
     the screen is new enough for a node of its own. A screen is on the node whose exemplars'
     structure it shares most (its look breaks near ties), when that share is at least
     ``LOCATE_STRUCTURE``; a screenshot without XML needs a look at least ``LOCATE_LOOK`` alike.
+    The share weights each structure token by how few pages have it, so the bars and tabs every
+    page of an app shows do not make a page the graph has never seen (the orders tab, when only
+    the home tab was recorded) look like one it has.
     The look is not a gate here as it is in the build: a list scrolled or showing other items
     is the same page with another look.
     """
@@ -890,11 +893,33 @@ class AppGraphLocator:
                         ),
                     )
                 )
+        # How telling a structure token is: one every page has (the app's bar, its tabs) says
+        # little about which page a screen is; one only a page or two have says much.
+        pages = Counter(t for tokens in self._tokens_by_node().values() for t in tokens)
+        count = max(1, len({i for i, _ in self.entries}))
+        self.weights = {t: math.log(1 + count / n) for t, n in pages.items()}
+        self.unknown_weight = math.log(1 + count)  # a token no page of the graph has
         if not self.entries and any(n.kind == "state" for n in graph.nodes):
             raise InvalidData(
                 f"app graph of {graph.app}: its nodes keep no exemplars (a version-1 export); "
                 "build the graph again to locate screens on it"
             )
+
+    def _tokens_by_node(self) -> dict[int, set[str]]:
+        found: dict[int, set[str]] = {}
+        for index, ref in self.entries:
+            found.setdefault(index, set()).update(ref.tokens)
+        return found
+
+    def _similarity(self, a: frozenset[str], b: frozenset[str]) -> float:
+        """Jaccard similarity with each token weighted by how telling it is."""
+        if not a and not b:
+            return 1.0
+        weight = self.weights.get
+        unknown = self.unknown_weight
+        shared = sum(weight(t, unknown) for t in a & b)
+        either = sum(weight(t, unknown) for t in a | b)
+        return shared / either if either else 0.0
 
     def locate(
         self, screenshot: bytes, ui_xml: bytes | str | None = None, activity: str = ""
@@ -930,7 +955,7 @@ class AppGraphLocator:
             similar = look_similarity(screen.look, ref.look)
             if screen.has_xml:
                 same = screen.signature == ref.signature
-                structure = 1.0 if same else _jaccard(screen.tokens, ref.tokens)
+                structure = 1.0 if same else self._similarity(screen.tokens, ref.tokens)
                 score = (structure + LOOK_WEIGHT * similar, structure, similar)
             else:
                 score = (similar, 0.0, similar)
