@@ -149,8 +149,10 @@ def record_scenarios(names: Iterable[str], serial: str, adb: str, project, user)
 
 
 def inputs_of(trajectories) -> list[TrajectoryInput]:
-    """Every screen of the trajectories with its screenshot and XML (all apps)."""
+    """Every screen of the trajectories with its screenshot and XML (all apps), and its look
+    computed once (each graph built from them would decode every screenshot again)."""
     from graphs.appkg import ScreenInput, StepInput
+    from graphs.embedders import image_signature
     from trajectories.blobs import read_blob
     from trajectories.models import Step
 
@@ -172,7 +174,8 @@ def inputs_of(trajectories) -> list[TrajectoryInput]:
                         package=s.package,
                         activity=s.activity,
                         ui_xml=read_blob(s.ui_xml) if s.ui_xml_id else None,
-                        screenshot=read_blob(s.screenshot),
+                        screenshot=(png := read_blob(s.screenshot)),
+                        look=image_signature(png),
                     )
                     for s in screens
                 ],
