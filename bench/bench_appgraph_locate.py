@@ -7,13 +7,15 @@ database), then for each recording builds every app's graph from the *other* rec
 locates each of its app screens (leave one recording out). The true page of a screen is the
 view the app rendered (``tests/graphs/virtual_pages.py``, read off each app's source); a screen
 is placed right when its node's members are mostly of that page, or when no node takes it and
-the graph has no member of that page. Prints per app and overall, the misses, and the time of
-one ``locate`` (median and p95). Asserts nothing.
+the graph has no member of that page. The same again for random halves (graphs from six
+recordings, the other six located), where some pages are missing from the graph. Prints per
+app and overall, the misses, and the time of one ``locate`` (median and p95). Asserts nothing.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -51,6 +53,33 @@ from tests.graphs.virtual_pages import (  # noqa: E402
 from trajectories.services import do_create_project  # noqa: E402
 
 
+HALVES = 6
+HALVES_SEED = 1
+
+
+def table(title: str, folds: list) -> dict[str, AppScore]:
+    totals: dict[str, AppScore] = {}
+    for built_from, located in folds:
+        for app, score in locate_accuracy(built_from, located).items():
+            total = totals.setdefault(app, AppScore())
+            total.screens += score.screens
+            total.right += score.right
+            total.unmatched += score.unmatched
+            total.wrong += score.wrong
+    print(f"\n{title}\n")
+    print("| app | screens | on their true page | on no node | misses (true → placed) |")
+    print("|---|---|---|---|---|")
+    for app, s in sorted(totals.items()):
+        if not s.screens:
+            continue
+        misses = ", ".join(f"{t} → {n}" for t, n in sorted(set(s.wrong))[:3]) or "—"
+        print(f"| {app} | {s.screens} | {s.right} ({s.share:.1%}) | {s.unmatched} | {misses} |")
+    right = sum(s.right for s in totals.values())
+    screens = sum(s.screens for s in totals.values())
+    print(f"| all | {screens} | {right} ({right / screens:.1%}) | | |")
+    return totals
+
+
 def main(names: list[str]) -> None:
     call_command("migrate", verbosity=0)
     device = VirtualDevice(
@@ -70,25 +99,26 @@ def main(names: list[str]) -> None:
         server.kill()
         device.stop()
     trajectories = inputs_of(recorded)
-    totals: dict[str, AppScore] = {}
-    for i, left_out in enumerate(trajectories):
-        rest = trajectories[:i] + trajectories[i + 1 :]
-        for app, score in locate_accuracy(rest, [left_out]).items():
-            total = totals.setdefault(app, AppScore())
-            total.screens += score.screens
-            total.right += score.right
-            total.unmatched += score.unmatched
-            total.wrong += score.wrong
-    print("\nleave one recording out: each recording's app screens located on graphs built")
-    print("from the other recordings\n")
-    print("| app | screens | on their true page | unmatched | misses |")
-    print("|---|---|---|---|---|")
-    for app, s in sorted(totals.items()):
-        misses = ", ".join(f"{t} → {n}" for t, n in s.wrong[:3]) or "—"
-        print(f"| {app} | {s.screens} | {s.right} ({s.share:.1%}) | {s.unmatched} | {misses} |")
-    right = sum(s.right for s in totals.values())
-    screens = sum(s.screens for s in totals.values())
-    print(f"| all | {screens} | {right} ({right / screens:.1%}) | | |")
+    folds = [
+        (trajectories[:i] + trajectories[i + 1 :], [left_out])
+        for i, left_out in enumerate(trajectories)
+    ]
+    table(
+        "leave one recording out: each recording's app screens located on graphs built from "
+        "the other recordings (an app only one recording opens has no graph then: not scored)",
+        folds,
+    )
+    rng = random.Random(HALVES_SEED)
+    halves = []
+    for _ in range(HALVES):
+        order = rng.sample(trajectories, len(trajectories))
+        first, second = order[: len(order) // 2], order[len(order) // 2 :]
+        halves += [(first, second), (second, first)]
+    totals = table(
+        f"random halves ({HALVES} draws, each way round): a page one half never shows must be "
+        "on no node",
+        halves,
+    )
 
     # The time of one locate on the largest graph (the app with the most screens).
     app = max(totals, key=lambda a: totals[a].screens)
