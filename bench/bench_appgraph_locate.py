@@ -52,7 +52,6 @@ from tests.graphs.virtual_pages import (  # noqa: E402
 )
 from trajectories.services import do_create_project  # noqa: E402
 
-
 HALVES = 6
 HALVES_SEED = 1
 
