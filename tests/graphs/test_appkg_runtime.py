@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from fixtures.generate import NOTES, SHOP, generate_dataset
+from formats.catalogue import import_trajectories
 from graphs.appkg import (
     AppGraphLocator,
     ScreenInput,
@@ -24,6 +25,8 @@ from graphs.appkg import (
     node_options,
 )
 from graphs.appkg_inputs import app_trajectories, read_trajectory_inputs
+from tests.conftest import REALDATA
+from tests.graphs.test_appkg import DROIDBOT_APP
 from trajectories.blobs import read_blob
 from trajectories.models import Screen
 from trajectories.uixml import parse_ui_xml
@@ -208,3 +211,18 @@ def test_locate_names_what_is_wrong_with_its_input(shop_project):
     png = read_blob(Screen.objects.select_related("screenshot").first().screenshot)
     with pytest.raises(InvalidData, match=r"^xml: not a UI dump \("):
         locator.locate(png, b"<hierarchy><node")
+
+
+def test_the_droidbot_runs_pages_are_described_by_what_their_visits_share(project):
+    import_trajectories(project, REALDATA / "droidbot", "droidbot")
+    graph = build_app_graph(DROIDBOT_APP, inputs(project, DROIDBOT_APP))
+    states = [n for n in graph.nodes if n.kind == "state"]
+    main = max(states, key=lambda n: len(n.members))
+    assert len(main.members) >= 5
+    assert main.description == "page showing Select Image, Album"
+    albums = [n for n in states if n.activity.endswith("AlbumActivity")]
+    assert albums and all(n.description.startswith("album page showing ") for n in albums)
+    # Counts ("0/9", "(181) All Image") change as photos are picked: content, not the page.
+    assert not [n.description for n in states if any(c.isdigit() for c in n.description)]
+    # Every edge has an instruction: the step's summary, else one from the action and element.
+    assert all(e.instruction for e in graph.edges)
