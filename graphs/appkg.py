@@ -950,8 +950,8 @@ class AppGraphLocator:
         for index, ref in self.entries:
             if params.use_activity and activity and ref.activity and activity != ref.activity:
                 continue
-            if screen.has_xml != ref.has_xml:
-                continue  # compare like with like, as the build does
+            if screen.has_xml and not ref.has_xml:
+                continue  # structure against no structure says nothing
             similar = look_similarity(screen.look, ref.look)
             if screen.has_xml:
                 same = screen.signature == ref.signature

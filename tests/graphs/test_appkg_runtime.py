@@ -226,3 +226,12 @@ def test_the_droidbot_runs_pages_are_described_by_what_their_visits_share(projec
     assert not [n.description for n in states if any(c.isdigit() for c in n.description)]
     # Every edge has an instruction: the step's summary, else one from the action and element.
     assert all(e.instruction for e in graph.edges)
+
+
+def test_a_screenshot_alone_is_placed_by_its_look(shop_project):
+    graph = build_app_graph(SHOP, inputs(shop_project, SHOP))
+    locator = AppGraphLocator(graph)
+    for node in (n for n in graph.nodes if n.kind == "state"):
+        screen = Screen.objects.filter(screenshot_id=node.reference).select_related("screenshot")
+        where = locator.locate(read_blob(screen.first().screenshot))
+        assert where.node is node and where.structure == 0.0 and where.look > 0.99

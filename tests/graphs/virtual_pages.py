@@ -75,9 +75,12 @@ class AppScore:
 
 
 def locate_accuracy(
-    built_from: Iterable[TrajectoryInput], located: Iterable[TrajectoryInput]
+    built_from: Iterable[TrajectoryInput],
+    located: Iterable[TrajectoryInput],
+    with_xml: bool = True,
 ) -> dict[str, AppScore]:
-    """Per app: build the graph from ``built_from``, locate each app screen of ``located``."""
+    """Per app: build the graph from ``built_from``, locate each app screen of ``located`` (by
+    its screenshot alone unless ``with_xml``)."""
     built_from, located = list(built_from), list(located)
     pages: dict[tuple[str, int], str | None] = {}
     for t in built_from:
@@ -101,7 +104,7 @@ def locate_accuracy(
                 if page is None or not page.startswith(app + ":"):
                     continue
                 score.screens += 1
-                where = locator.locate(s.screenshot, s.ui_xml)
+                where = locator.locate(s.screenshot, s.ui_xml if with_xml else None)
                 if where.node is None:
                     score.unmatched += 1
                     if page not in known:
