@@ -105,6 +105,7 @@ class FailureKind(models.TextChoices):
     WRONG_ANSWER = "wrong_answer", "Wrong answer"
     GAVE_UP = "gave_up", "Gave up"
     STEP_CAP = "step_cap", "Step cap"
+    TIME_CAP = "time_cap", "Time cap"  # the device's lease reached its maximum length
     INVALID_OUTPUT = "invalid_output", "Invalid output"
     DEVICE_ERROR = "device_error", "Device error"
     MODEL_ERROR = "model_error", "Model error"

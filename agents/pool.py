@@ -69,18 +69,23 @@ def take_device(
     pool: list[dict[str, Any]], user, first: int = 0, wait_s: float | None = None
 ) -> tuple[Lease, Connected]:
     """Lease a free virtual device of the pool (trying them from ``first`` on), waiting for one
-    up to ``wait_s`` (WAYPOINT_POOL_WAIT_S) seconds."""
+    up to ``wait_s`` (WAYPOINT_POOL_WAIT_S) seconds while others hold them, but only
+    WAYPOINT_POOL_UNREACHABLE_S while none can be reached at all (devices that are gone)."""
     wait_s = settings.WAYPOINT_POOL_WAIT_S if wait_s is None else wait_s
-    deadline = time.monotonic() + wait_s
+    began = time.monotonic()
+    deadline = began + wait_s
+    unreachable_s = min(wait_s, settings.WAYPOINT_POOL_UNREACHABLE_S)
     order = pool[first % len(pool) :] + pool[: first % len(pool)] if pool else []
     problems: dict[str, str] = {}
     while True:
+        busy = False  # another holds a device: worth waiting for
         for entry in order:
             serial, server = entry["serial"], entry["adb_server"]
             try:
                 lease = do_take_device(serial, server, user, exclusive=True)
             except LeaseConflict as exc:
                 problems[serial] = str(exc)
+                busy = True
                 continue
             try:
                 conn = connect(serial, server)
@@ -94,9 +99,14 @@ def take_device(
                 do_release_device(serial, user)
                 continue
             return lease, conn
-        if time.monotonic() >= deadline:
-            said = "; ".join(f"{s}: {p}" for s, p in problems.items()) or "the pool is empty"
+        now = time.monotonic()
+        said = "; ".join(f"{s}: {p}" for s, p in problems.items()) or "the pool is empty"
+        if now >= deadline:
             raise NoDevice(f"no device of the pool was free within {wait_s:g} s ({said})")
+        if not busy and now - began >= unreachable_s:
+            raise NoDevice(
+                f"no device of the pool could be reached within {unreachable_s:g} s ({said})"
+            )
         time.sleep(POLL_S)
 
 

@@ -38,6 +38,7 @@ from devices.services import DeviceGone, DeviceUnavailable, LeaseConflict, do_he
 from devices.services.adb import DEVICE_ERRORS
 from devices.services.environment import reset_apps
 from devices.services.environment_memory import find_memory
+from devices.services.leases import duration_text, latest_end
 from devices.services.recording import (
     Connected,
     RecordingError,
@@ -124,6 +125,24 @@ def run_counts(run: Run) -> dict[str, Any]:
     return {"episodes": finished.count(), "succeeded": succeeded}
 
 
+def stop_queued_episodes(run: Run, message: str) -> int:
+    """End the run's episodes no worker has taken yet as device errors saying ``message`` (their
+    devices are gone: a command that started them stopped); a worker that gets one of their
+    tasks later skips it. Episodes being played end on their own. Returns how many ended."""
+    now = timezone.now()
+    ended = Episode.objects.filter(run=run, status=EpisodeStatus.QUEUED).update(
+        status=EpisodeStatus.FINISHED,
+        finished_at=now,
+        success=False,
+        failure_kind=FailureKind.DEVICE_ERROR,
+        message=message[:500],
+    )
+    if ended:
+        touch_detached_job(run.job_id, done=ended)
+        end_detached_job(run.job_id, run_counts(run))
+    return ended
+
+
 def _stale_before():
     return timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
 
@@ -160,6 +179,7 @@ class Beat:
         self.episode = episode
         self.lease = None
         self.stop_event = threading.Event()
+        self.lease_lost = threading.Event()  # set by the beat: the episode must stop
         self.thread = threading.Thread(target=self._beat, name=f"episode-{episode.pk}-beat")
 
     def _beat(self) -> None:
@@ -175,6 +195,7 @@ class Beat:
                         do_heartbeat(self.lease.serial, episode.run.created_by)
                     except LeaseConflict:
                         log.warning("episode %s lost its lease on %s", episode.pk, self.lease)
+                        self.lease_lost.set()
         finally:
             connection.close()  # this thread's own connection
 
@@ -299,13 +320,20 @@ def play(run: Run, episode: Episode, beat: Beat) -> Played:
     beat.lease = lease
     Episode.objects.filter(pk=episode.pk).update(device_serial=lease.serial)
     try:
-        return play_on_device(run, episode, spec, lease, conn)
+        return play_on_device(run, episode, spec, lease, conn, beat.lease_lost)
     finally:
         beat.lease = None
         release_device(lease, user)
 
 
-def play_on_device(run: Run, episode: Episode, spec: AgentSpec, lease, conn: Connected) -> Played:
+def play_on_device(
+    run: Run,
+    episode: Episode,
+    spec: AgentSpec,
+    lease,
+    conn: Connected,
+    lease_lost: threading.Event | None = None,
+) -> Played:
     try:
         agent = build_agent(spec, run.project, episode.template, episode.seed)
     except InvalidData as exc:
@@ -326,7 +354,7 @@ def play_on_device(run: Run, episode: Episode, spec: AgentSpec, lease, conn: Con
     except (DeviceUnavailable, RecordingError, *DEVICE_ERRORS) as exc:
         return Played(failure_kind=FailureKind.DEVICE_ERROR, message=str(exc))
     Episode.objects.filter(pk=episode.pk).update(trajectory=trajectory)
-    played = drive(trajectory, agent, conn, run.max_steps)
+    played = drive(trajectory, agent, conn, run.max_steps, Holding(lease, lease_lost))
     played.device_serial = lease.serial
     played.trajectory = trajectory
 
@@ -407,12 +435,47 @@ def _turn(step: AgentStep, agent_ms: float) -> dict[str, Any]:
     }
 
 
-def drive(trajectory: Trajectory, agent: Agent, conn: Connected, max_steps: int) -> Played:
-    """The loop: observe, act, record, until an answer, a terminate or a limit."""
+class Holding:
+    """Whether the episode still holds its device for one more step: its lease lasts at most
+    its maximum length from when it was taken (``latest_end``), and the beat says when it was
+    lost to someone else."""
+
+    def __init__(self, lease, lost: threading.Event | None = None) -> None:
+        self.lease = lease
+        self.lost = lost or threading.Event()
+        self.ends_at = latest_end(lease)
+
+    def why_stop(self) -> tuple[str, str] | None:
+        if self.lost.is_set():
+            return FailureKind.DEVICE_ERROR, f"the lease on device {self.lease.serial} was lost"
+        margin = timedelta(seconds=settings.WAYPOINT_EPISODE_LEASE_MARGIN_S)
+        if timezone.now() + margin >= self.ends_at:
+            longest = round((self.ends_at - self.lease.acquired_at).total_seconds())
+            return FailureKind.TIME_CAP, (
+                f"the lease on device {self.lease.serial} reaches its maximum length of "
+                f"{duration_text(longest)} at {timezone.localtime(self.ends_at):%H:%M:%S}: "
+                "stopped before the next step"
+            )
+        return None
+
+
+def drive(
+    trajectory: Trajectory,
+    agent: Agent,
+    conn: Connected,
+    max_steps: int,
+    holding: Holding | None = None,
+) -> Played:
+    """The loop: observe, act, record, until an answer, a terminate or a limit (the step cap,
+    or the end of the device's lease)."""
     played = Played()
     agent.start(trajectory.task.goal)
     in_a_row = 0
     while trajectory.step_count < max_steps:
+        stop = holding.why_stop() if holding is not None else None
+        if stop is not None:
+            played.failure_kind, played.message = stop
+            break
         began = time.perf_counter()
         observation = observe(trajectory)
         asked = time.perf_counter()

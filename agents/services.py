@@ -16,35 +16,10 @@ from trajectories.validation import InvalidData
 from .models import Episode, Run, Suite
 from .pool import check_pool
 from .registry import check_agent, parse_agent_spec
-from .suites import check_suite, make_suite
+from .suites import check_suite, make_suite, parse_seeds
 
 MAX_ATTEMPTS = 20
 MAX_STEPS = 200
-
-
-def parse_seeds(text: Any) -> list[int]:
-    """Seeds as the command line writes them: ``1..5``, ``1,4,9`` or both (``1..3,7``)."""
-    if isinstance(text, list):
-        items = text
-    elif isinstance(text, str):
-        items = [part.strip() for part in text.split(",") if part.strip()]
-    else:
-        raise InvalidData(f"seeds: write them as 1..5 or 1,4,9, got {text!r}")
-    seeds: list[int] = []
-    for item in items:
-        if isinstance(item, int) and not isinstance(item, bool):
-            seeds.append(item)
-            continue
-        first, dots, last = str(item).partition("..")
-        if not first.strip().isdigit() or (dots and not last.strip().isdigit()):
-            raise InvalidData(f"seeds: {item!r} is not a seed or a range like 1..5")
-        low, high = int(first), int(last) if dots else int(first)
-        if high < low or high - low >= 10_000:
-            raise InvalidData(f"seeds: {item!r} is not a range from low to high")
-        seeds.extend(range(low, high + 1))
-    if not seeds:
-        raise InvalidData("seeds: give at least one seed")
-    return list(dict.fromkeys(seeds))
 
 
 def suite_named(project: Project, name: str) -> Suite:

@@ -633,8 +633,9 @@ def solve_flights_cheaper_city(s: Session) -> Script:
     lowest = {}
     for city in (asked["first"], asked["second"]):
         flights = yield from flights_to(s, city)
+        for row in flights:
+            s.remember(f"fare of {row['code']} to {city}", row["price"])
         lowest[city] = min(price_value(row["price"]) for row in flights)
-        s.remember(f"cheapest flight to {city}", f"${lowest[city]:.2f}")
         yield s.back()
     yield s.answer(min(lowest, key=lowest.get))
 
@@ -652,8 +653,9 @@ def solve_flights_trip_seat(s: Session) -> Script:
 def solve_flights_direct_count(s: Session) -> Script:
     city = s.goal_says(r"from Lisbon to (?P<city>.+?)\?")["city"]
     flights = yield from flights_to(s, city)
+    for row in flights:
+        s.remember(f"{row['code']} to {city}", row["stops"])
     direct = [row["code"] for row in flights if row["stops"] == "Direct"]
-    s.remember(f"direct flights to {city}", ", ".join(direct) or "none")
     yield s.answer(str(len(direct)))
 
 
@@ -823,8 +825,9 @@ def solve_bank_balance(s: Session) -> Script:
 @solver("bank-largest-payment")
 def solve_bank_largest_payment(s: Session) -> Script:
     payments = yield from ledger_payments(s)
+    for row in payments:
+        s.remember(f"paid {row['merchant']}", row["amount"][1:])
     top = max(payments, key=lambda row: price_value(row["amount"][1:]))
-    s.remember("largest payment", f"{top['merchant']} {top['amount']}")
     yield s.answer(top["merchant"])
 
 
@@ -960,8 +963,9 @@ def solve_agenda_event_location(s: Session) -> Script:
 def solve_agenda_first_event(s: Session) -> Script:
     day = s.goal_says(r"first event on (?P<day>\w+) in Agenda")["day"]
     events = yield from agenda_day(s, day)
+    for row in events:
+        s.remember(f"'{row['event_title']}' on {day} starts", row["event_start"])
     first = min(events, key=lambda row: minutes_of(row["event_start"]))
-    s.remember(f"first on {day}", f"{first['event_title']} at {first['event_start']}")
     yield s.answer(first["event_title"])
 
 
@@ -969,7 +973,8 @@ def solve_agenda_first_event(s: Session) -> Script:
 def solve_agenda_count_day(s: Session) -> Script:
     day = s.goal_says(r"events do you have on (?P<day>\w+),")["day"]
     events = yield from agenda_day(s, day)
-    s.remember(f"events on {day}", ", ".join(row["event_title"] for row in events))
+    for row in events:
+        s.remember(f"'{row['event_title']}' on {day} starts", row["event_start"])
     yield s.answer(str(len(events)))
 
 
@@ -977,6 +982,10 @@ def solve_agenda_count_day(s: Session) -> Script:
 def solve_agenda_longest_event(s: Session) -> Script:
     day = s.goal_says(r"events on (?P<day>\w+) in Agenda lasts")["day"]
     events = yield from agenda_day(s, day)
+
+    for row in events:
+        s.remember(f"'{row['event_title']}' on {day} starts", row["event_start"])
+        s.remember(f"'{row['event_title']}' on {day} ends", row["event_end"])
 
     def length(row: Row) -> int:
         return minutes_of(row["event_end"]) - minutes_of(row["event_start"])

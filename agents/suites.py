@@ -31,14 +31,25 @@ def gold_digest(gold: str) -> str:
     return hashlib.sha256(gold.encode()).hexdigest()
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``"1..3,7"`` -> ``[1, 2, 3, 7]``: ranges (both ends included) and single seeds."""
+def parse_seeds(text: Any) -> list[int]:
+    """Seeds as the command line writes them: ``"1..3,7"`` -> ``[1, 2, 3, 7]`` (ranges include
+    both ends); the API may also send a list of seeds and ranges. Repeats are kept once, in the
+    order first given."""
+    if isinstance(text, str):
+        parts: list[Any] = text.split(",")
+    elif isinstance(text, list):
+        parts = text
+    else:
+        raise InvalidData(f"seeds: write them as 1..5 or 1,2,7, got {str(text)[:80]!r}")
     seeds: list[int] = []
-    for part in text.split(","):
-        match = SEED_RANGE.fullmatch(part)
+    for part in parts:
+        if isinstance(part, int) and not isinstance(part, bool):
+            part = str(part)
+        match = SEED_RANGE.fullmatch(part) if isinstance(part, str) else None
         if match is None:
+            shown = str(part.strip() if isinstance(part, str) else part)[:80]
             raise InvalidData(
-                f"seeds: {part.strip()!r} is no seed or range of seeds (write e.g. 1..5 or 1,2,7)"
+                f"seeds: {shown!r} is no seed or range of seeds (write e.g. 1..5 or 1,2,7)"
             )
         first, last = int(match.group(1)), int(match.group(2) or match.group(1))
         if last < first:
@@ -46,7 +57,9 @@ def parse_seeds(text: str) -> list[int]:
         if last - first >= MAX_INSTANCES:
             raise InvalidData(f"seeds: the range {first}..{last} is longer than {MAX_INSTANCES}")
         seeds.extend(range(first, last + 1))
-    return seeds
+        if len(seeds) > MAX_INSTANCES:
+            raise InvalidData(f"seeds: more than {MAX_INSTANCES} seeds")
+    return list(dict.fromkeys(seeds))
 
 
 def _templates() -> dict[str, Template]:

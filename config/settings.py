@@ -246,6 +246,8 @@ WAYPOINT_JOB_REAP_S = envint("WAYPOINT_JOB_REAP_S", 30)  # the worker's reaper r
 # Agent runs (agents/): how long an episode waits for a free device of its run's pool before
 # it fails as a device error, and the step cap of a run that names none.
 WAYPOINT_POOL_WAIT_S = envint("WAYPOINT_POOL_WAIT_S", 600)
+# ...but no longer than this while no device of the pool can be reached at all (all gone).
+WAYPOINT_POOL_UNREACHABLE_S = envint("WAYPOINT_POOL_UNREACHABLE_S", 30)
 WAYPOINT_AGENT_MAX_STEPS = envint("WAYPOINT_AGENT_MAX_STEPS", 30)
 WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
 # Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
@@ -309,6 +311,9 @@ WAYPOINT_MAX_UNPACK_RATIO = envint("WAYPOINT_MAX_UNPACK_RATIO", 100)
 WAYPOINT_MAX_ARCHIVE_MEMBERS = envint("WAYPOINT_MAX_ARCHIVE_MEMBERS", 200_000)
 # Imported images are decoded in full; neither side may exceed this many pixels.
 WAYPOINT_MAX_IMAGE_SIDE = envint("WAYPOINT_MAX_IMAGE_SIDE", 4096)
+# Processes that check an import's files (sha256, image decode, XML parse) beside the reading
+# of its lines; 0 is one per CPU, 1 checks them in the importing process itself.
+WAYPOINT_IMPORT_WORKERS = envint("WAYPOINT_IMPORT_WORKERS", 0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 
@@ -402,6 +407,9 @@ if TESTING:
 WAYPOINT_LEASE_SECONDS = envint("WAYPOINT_LEASE_SECONDS", 60)  # renewed by the driver's page
 # The longest a lease lasts from when it was taken, renewals included (a device can lower it).
 WAYPOINT_LEASE_MAX_SECONDS = envint("WAYPOINT_LEASE_MAX_SECONDS", 3600)
+# An agent's episode starts no step with less than this left of its lease's maximum length:
+# it ends as "time cap" rather than act on a device it may no longer hold.
+WAYPOINT_EPISODE_LEASE_MARGIN_S = envint("WAYPOINT_EPISODE_LEASE_MARGIN_S", 30)
 WAYPOINT_SETTLE_INTERVAL_MS = envint("WAYPOINT_SETTLE_INTERVAL_MS", 120)  # between two probes
 # On the virtual device (its screen version reads -1 while anything animates or loads).
 WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS = envint("WAYPOINT_VIRTUAL_SETTLE_INTERVAL_MS", 50)

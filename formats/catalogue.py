@@ -2,7 +2,8 @@
 
 An importer turns a folder into (where, record) pairs; an exporter writes a queryset of
 trajectories into a new folder. :func:`import_trajectories` validates every record before it
-writes any, then writes each trajectory atomically; importing the same data twice adds nothing.
+writes any, then writes the trajectories in chunks, each in one transaction (a chunk the database
+refuses is written again a trajectory at a time); importing the same data twice adds nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from django.db import IntegrityError
 from django.db.models import QuerySet
 
 from trajectories.access import role_in
@@ -21,6 +23,7 @@ from trajectories.services import (
     check_import_authority,
     check_uid_free,
     copy_uid,
+    do_import_trajectories,
     do_import_trajectory,
 )
 from trajectories.validation import InvalidData, check_trajectory_record, fail
@@ -106,28 +109,106 @@ def import_trajectories(
         origin = waypoint.exported_project(folder) if fmt == "waypoint" else ""
         total = counter(folder)
         # First pass: check everything, ids included, so bad input changes nothing.
-        verified: dict[str, Any] = {}
+        verified: dict[Any, Any] = {}
         seen: dict[str, str] = {}
         role = role_in(project, actor) if actor is not None else None
-        for checked, (where, record) in enumerate(reader(folder, verified), start=1):
-            check_trajectory_record(record, where)
-            check_import_authority(record, actor, role, where)
-            if record.uid in seen:
-                raise fail(
-                    where, f"trajectory {record.uid} appears twice: already at {seen[record.uid]}"
-                )
-            seen[record.uid] = where.rstrip(":")
-            check_uid_free(
-                project, copy_uid(project, record.uid) if as_copies else record.uid, where
-            )
-            if progress:
-                progress(checked, 2 * total)
+        uids = _UidCheck(project, progress, 2 * total)
+        try:
+            for where, record in reader(folder, verified):
+                check_trajectory_record(record, where)
+                check_import_authority(record, actor, role, where)
+                if record.uid in seen:
+                    raise fail(
+                        where,
+                        f"trajectory {record.uid} appears twice: already at {seen[record.uid]}",
+                    )
+                seen[record.uid] = where.rstrip(":")
+                uids.add(copy_uid(project, record.uid) if as_copies else record.uid, where)
+        finally:
+            uids.flush()  # an id taken on an earlier line is the first error to tell
         counts = {"created": 0, "existing": 0, "steps": 0}
+        chunk: list[tuple[str, TrajectoryRecord]] = []
         for where, record in reader(folder, verified):
             if as_copies:
                 record = as_copy(record, project, origin)
+            chunk.append((where, record))
+            # The first trajectory goes alone, so the first write is tried at once.
+            if _chunk_full(chunk) or counts["created"] + counts["existing"] == 0:
+                _write_chunk(project, chunk, actor, counts, progress, total)
+                chunk = []
+        _write_chunk(project, chunk, actor, counts, progress, total)
+    return counts
+
+
+CHUNK_STEPS = 5000  # steps written per transaction (and per chunk of trajectories in memory)
+CHUNK_TRAJECTORIES = 200
+
+
+def _chunk_full(chunk: list[tuple[str, TrajectoryRecord]]) -> bool:
+    return (
+        len(chunk) >= CHUNK_TRAJECTORIES
+        or sum(len(record.steps) for _, record in chunk) >= CHUNK_STEPS
+    )
+
+
+class _UidCheck:
+    """The first pass's check that no id is taken by another project, a query per batch of
+    lines instead of one per line; the error names the first line at fault, as line by line.
+    A line counts as checked (``progress``) once its id is."""
+
+    BATCH = 500
+
+    def __init__(self, project: Project, progress: Callable[[int, int], None] | None, of: int):
+        self.project = project
+        self.pending: list[tuple[str, str]] = []
+        self.progress, self.of, self.checked = progress, of, 0
+
+    def add(self, uid: str, where: str) -> None:
+        self.pending.append((uid, where))
+        if len(self.pending) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        taken = {
+            str(uid)
+            for uid in Trajectory.objects.filter(uid__in=[uid for uid, _ in pending])
+            .exclude(project=self.project)
+            .values_list("uid", flat=True)
+        }
+        for uid, where in pending:
+            if uid in taken:
+                check_uid_free(self.project, uid, where)  # raises, in its own words
+            self.checked += 1
+            if self.progress:
+                self.progress(self.checked, self.of)
+
+
+def _write_chunk(
+    project: Project,
+    chunk: list[tuple[str, TrajectoryRecord]],
+    actor,
+    counts: dict[str, int],
+    progress: Callable[[int, int], None] | None,
+    total: int,
+) -> None:
+    """Write a chunk in one transaction; if it is refused, one trajectory at a time (each in its
+    own transaction, as before chunks), which keeps what can be written and names the fault."""
+    if not chunk:
+        return
+    created: list[bool] | None = None
+    if len(chunk) > 1:
+        try:
+            created = do_import_trajectories(project, chunk, actor=actor)
+        except (InvalidData, IntegrityError):
+            created = None  # another writer at work: see which one, line by line
+    if created is None:
+        created = []
+        for where, record in chunk:
             try:
-                _, created = do_import_trajectory(project, record, actor=actor, where=where)
+                _, new = do_import_trajectory(project, record, actor=actor, where=where)
             except InvalidData as exc:
                 if not counts["created"]:
                     raise
@@ -138,11 +219,23 @@ def import_trajectories(
                     f"import stopped: {exc}; {written} imported before it "
                     "(importing the same archive again resumes)"
                 ) from None
-            counts["created" if created else "existing"] += 1
-            counts["steps"] += len(record.steps) if created else 0
-            if progress:
-                progress(total + counts["created"] + counts["existing"], 2 * total)
-    return counts
+            _count(counts, record, new, progress, total)
+        return
+    for (_, record), new in zip(chunk, created, strict=True):
+        _count(counts, record, new, progress, total)
+
+
+def _count(
+    counts: dict[str, int],
+    record: TrajectoryRecord,
+    created: bool,
+    progress: Callable[[int, int], None] | None,
+    total: int,
+) -> None:
+    counts["created" if created else "existing"] += 1
+    counts["steps"] += len(record.steps) if created else 0
+    if progress:
+        progress(total + counts["created"] + counts["existing"], 2 * total)
 
 
 def export_trajectories(

@@ -16,22 +16,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from datetime import UTC, datetime
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import orjson
+from django.conf import settings
 from django.core.files.storage import default_storage
+from django.db import connection
 from django.db.models import QuerySet
 
 from trajectories.blobs import sha256_hex
-from trajectories.bounds import load_json
-from trajectories.images import check_image
+from trajectories.bounds import load_json, read_db_json
+from trajectories.images import ImageInfo, check_image
 from trajectories.models import (
     Anchor,
     AnchorLink,
@@ -43,7 +49,7 @@ from trajectories.models import (
     Trajectory,
     blob_storage_name,
 )
-from trajectories.records import ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
+from trajectories.records import FileRef, ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
 from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
 
@@ -83,38 +89,17 @@ def _blob_file(sha256: str, content_type: str) -> str:
     return f"{folder}/{sha256}.{extension}"
 
 
-# Fields the dataset formats never read: left out of their queries (``lean``), as decoding
-# JSON and times is most of the cost of fetching.
-LEAN_SKIPS = frozenset(
-    {"captured_at", "features", "visible_memory", "action_sent_at", "settled_at"}
-)
-
-
-def _fields(names: tuple[str, ...], lean: bool) -> tuple[str, ...]:
-    return tuple(n for n in names if n not in LEAN_SKIPS) if lean else names
-
-
 def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[str, Any]]:
     """Every label of a chunk of trajectories in one query per kind, as plain rows.
 
     Plain rows, not model instances: building thousands of model objects per chunk would
-    cost more than the export's writing itself.
+    cost more than the export's writing itself. Screens and steps, the bulk of the rows, are
+    read as tuples by SQL of their own and their JSON and times decoded here (orjson), which
+    costs a fraction of what the querysets' converters do.
     """
     ids = [row["id"] for row in rows]
-    screens = _group(
-        list(
-            Screen.objects.filter(trajectory_id__in=ids)
-            .order_by("id")
-            .values(*_fields(SCREEN_FIELDS, lean))
-        )
-    )
-    steps = _group(
-        list(
-            Step.objects.filter(trajectory_id__in=ids)
-            .order_by("trajectory_id", "index")
-            .values(*_fields(STEP_FIELDS, lean))
-        )
-    )
+    screens = _screen_rows(ids, lean)
+    steps = _step_rows(ids, lean, screens)
     subgoals = _group(
         list(
             Subgoal.objects.filter(trajectory_id__in=ids)
@@ -160,7 +145,7 @@ def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[st
     return [
         _record(
             row,
-            screens.get(row["id"], []),
+            screens.get(row["id"], ([], {})),
             steps.get(row["id"], []),
             subgoals.get(row["id"], []),
             memory_targets.get(row["id"], []),
@@ -171,35 +156,95 @@ def _fetch_chunk(rows: list[dict[str, Any]], lean: bool = False) -> list[dict[st
     ]
 
 
-SCREEN_FIELDS = (
-    "id",
-    "trajectory_id",
-    "screenshot_id",
-    "screenshot__content_type",
-    "ui_xml_id",
-    "ui_xml__content_type",
-    "width",
-    "height",
-    "package",
-    "activity",
-    "captured_at",
-    "features",
-    "visible_memory",
-)
-STEP_FIELDS = (
-    "trajectory_id",
-    "index",
-    "screen_id",
-    "action_type",
-    "action",
-    "target",
-    "thought",
-    "summary",
-    "memory",
-    "trainable",
-    "action_sent_at",
-    "settled_at",
-)
+def _select(sql: str, ids: list[int]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.replace("%s", ", ".join(["%s"] * len(ids))), ids)
+        return cursor.fetchall()
+
+
+def _db_json(value: Any) -> Any:
+    """A JSON column as the database gives it (text, or already decoded) as Python values."""
+    return read_db_json(value) if isinstance(value, str | bytes) else value
+
+
+def _db_time(value: Any) -> str | None:
+    """A time column as the database gives it (text or datetime, UTC) in ISO 8601."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.isoformat()
+
+
+def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict[int, int]]]:
+    """Each trajectory's screens as records, and where each screen id is among them."""
+    q = connection.ops.quote_name
+    screen, blob = q(Screen._meta.db_table), q(Blob._meta.db_table)
+    extra = "" if lean else ", s.captured_at, s.features, s.visible_memory"
+    sql = (
+        f"SELECT s.trajectory_id, s.id, s.screenshot_id, shot.content_type, s.ui_xml_id,"
+        f" xml.content_type, s.width, s.height, s.package, s.activity{extra}"
+        f" FROM {screen} s JOIN {blob} shot ON shot.sha256 = s.screenshot_id"
+        f" LEFT JOIN {blob} xml ON xml.sha256 = s.ui_xml_id"
+        f" WHERE s.trajectory_id IN (%s) ORDER BY s.id"
+    )
+    grouped: dict[int, tuple[list[dict], dict[int, int]]] = {}
+    for row in _select(sql, ids):
+        found = grouped.get(row[0])
+        if found is None:
+            found = grouped[row[0]] = ([], {})
+        records, position = found
+        position[row[1]] = len(records)
+        records.append(
+            {
+                "screenshot": _blob_file(row[2], row[3]),
+                "ui_xml": _blob_file(row[4], row[5]) if row[4] else None,
+                "width": row[6],
+                "height": row[7],
+                "package": row[8],
+                "activity": row[9],
+                "captured_at": None if lean else _db_time(row[10]),
+                "features": {} if lean else _db_json(row[11]),
+                "visible_memory": [] if lean else _db_json(row[12]),
+            }
+        )
+    return grouped
+
+
+def _step_rows(
+    ids: list[int], lean: bool, screens: dict[int, tuple[list[dict], dict[int, int]]]
+) -> dict[int, list[dict]]:
+    """Each trajectory's steps as records, in order."""
+    q = connection.ops.quote_name
+    extra = "" if lean else ", action_sent_at, settled_at"
+    sql = (
+        f"SELECT trajectory_id, {q('index')}, screen_id, action_type, action, target, thought,"
+        f" summary, memory, trainable{extra} FROM {q(Step._meta.db_table)}"
+        f" WHERE trajectory_id IN (%s) ORDER BY trajectory_id, {q('index')}"
+    )
+    grouped: dict[int, list[dict]] = {}
+    for row in _select(sql, ids):
+        steps = grouped.get(row[0])
+        if steps is None:
+            steps = grouped[row[0]] = []
+        steps.append(
+            {
+                "index": row[1],
+                "screen": screens[row[0]][1][row[2]],
+                "action": {"type": row[3], **_db_json(row[4])},
+                "target": _db_json(row[5]),
+                "thought": row[6],
+                "summary": row[7],
+                "memory": row[8],
+                "trainable": bool(row[9]),
+                "action_sent_at": None if lean else _db_time(row[10]),
+                "settled_at": None if lean else _db_time(row[11]),
+            }
+        )
+    return grouped
+
 
 TRAJECTORY_FIELDS = (
     "id",
@@ -228,8 +273,8 @@ TRAJECTORY_FIELDS = (
 )
 
 
-def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
-    position = {screen["id"]: i for i, screen in enumerate(screens)}
+def _record(t, screens_of, steps, subgoals, memory_targets, anchors, links) -> dict[str, Any]:
+    screens, position = screens_of
     return {
         "schema": SCHEMA,
         "id": str(t["uid"]),
@@ -257,37 +302,8 @@ def _record(t, screens, steps, subgoals, memory_targets, anchors, links) -> dict
         "recorded_by": t["recorder_name"] or None,
         "recorded_at": _iso(t["recorded_at"]),
         "metadata": t["metadata"],
-        "screens": [
-            {
-                "screenshot": _blob_file(s["screenshot_id"], s["screenshot__content_type"]),
-                "ui_xml": _blob_file(s["ui_xml_id"], s["ui_xml__content_type"])
-                if s["ui_xml_id"]
-                else None,
-                "width": s["width"],
-                "height": s["height"],
-                "package": s["package"],
-                "activity": s["activity"],
-                "captured_at": _iso(s.get("captured_at")),
-                "features": s.get("features", {}),
-                "visible_memory": s.get("visible_memory", []),
-            }
-            for s in screens
-        ],
-        "steps": [
-            {
-                "index": s["index"],
-                "screen": position[s["screen_id"]],
-                "action": {"type": s["action_type"], **s["action"]},
-                "target": s["target"],
-                "thought": s["thought"],
-                "summary": s["summary"],
-                "memory": s["memory"],
-                "trainable": s["trainable"],
-                "action_sent_at": _iso(s.get("action_sent_at")),
-                "settled_at": _iso(s.get("settled_at")),
-            }
-            for s in steps
-        ],
+        "screens": screens,
+        "steps": steps,
         "final_screen": position.get(t["final_screen_id"]),
         "subgoals": subgoals,
         "memory_targets": memory_targets,
@@ -333,18 +349,119 @@ def iter_records(
         last = rows[-1]["uid"]
 
 
-def _copy_blob(name: str, target: Path) -> None:
+class _BlobCopier:
+    """Puts blobs into an export folder, each once, and lists each in the side file of sums in
+    the order the records first name it (so the manifest does not depend on timing).
+
+    From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link:
+    the folder is the user's, and a file edited there in place would change the stored blob.
+    From storage without local paths (S3) the file is streamed. Copies run in a few threads, so
+    the time a file system takes to create files overlaps; at most ``IN_FLIGHT`` wait. The
+    names put lately are remembered (a bounded number), so a screen shown again and again
+    costs no system call.
+    """
+
+    RECENT = 20_000
+    THREADS = 4
+    IN_FLIGHT = 256
+
+    def __init__(self, root: str, sums: Any, counts: dict[str, int]):
+        self.root, self.sums, self.counts = root, sums, counts
+        self.recent: set[str] = set()
+        self.flight: deque[tuple[str, str, Future]] = deque()
+        self.pool = ThreadPoolExecutor(self.THREADS, thread_name_prefix="export-blobs")
+        try:
+            self.local: str | None = default_storage.path("")
+        except NotImplementedError:
+            self.local = None
+
+    def __enter__(self) -> _BlobCopier:
+        return self
+
+    def __exit__(self, kind: object, *exc: object) -> None:
+        try:
+            if kind is None:
+                while self.flight:
+                    self._settle()
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def put(self, name: str) -> None:
+        """Put the file ``name`` of the export (``screens/<sha>.png``) unless it is there."""
+        if name in self.recent:
+            return
+        if len(self.recent) >= self.RECENT:
+            while self.flight:  # a name forgotten may come again: none may be in flight then
+                self._settle()
+            self.recent.clear()
+        self.recent.add(name)
+        sha, extension = name.rsplit("/", 1)[1].split(".")
+        job = self.pool.submit(self._put, blob_storage_name(sha, extension), f"{self.root}/{name}")
+        self.flight.append((sha, name, job))
+        while len(self.flight) > self.IN_FLIGHT:
+            self._settle()
+
+    def _settle(self) -> None:
+        sha, name, job = self.flight.popleft()
+        if job.result():
+            self.sums.write(f"{sha} {name}\n")
+            self.counts["files"] += 1
+
+    def _put(self, stored: str, target: str) -> bool:
+        try:
+            if self.local is None:
+                with open(target, "xb") as out, default_storage.open(stored, "rb") as src:
+                    shutil.copyfileobj(src, out)
+            else:
+                self._copy(os.path.join(self.local, stored), target)
+        except FileExistsError:
+            return False
+        return True
+
+    @staticmethod
+    def _copy(source: str, target: str) -> None:
+        with open(source, "rb") as src, open(target, "xb") as out:
+            if not hasattr(os, "sendfile"):
+                shutil.copyfileobj(src, out)
+                return
+            size, done = os.fstat(src.fileno()).st_size, 0
+            try:
+                while done < size:
+                    sent = os.sendfile(out.fileno(), src.fileno(), done, size - done)
+                    if not sent:
+                        break
+                    done += sent
+            except OSError:  # a file system sendfile() cannot copy between
+                src.seek(done)
+                shutil.copyfileobj(src, out)
+
+
+def _dump(record: dict[str, Any]) -> bytes:
+    """One line of ``trajectories.jsonl``: compact JSON in UTF-8, keys in the record's order.
+
+    orjson, except for what it would write otherwise than ``json`` (an integer beyond 64
+    bits, which it refuses; ``NaN`` or an infinity, which it would write as ``null``)."""
     try:
-        source = default_storage.path(name)
-    except NotImplementedError:
-        with default_storage.open(name, "rb") as src, open(target, "wb") as out:
-            shutil.copyfileobj(src, out)
-    else:
-        shutil.copyfile(source, target)
+        line = orjson.dumps(record)
+    except TypeError:
+        line = None
+    if line is None or _has_odd_float(record):
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+    return line
 
 
-def _dump(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+def _has_odd_float(value: Any) -> bool:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is float:
+                if not math.isfinite(child):
+                    return True
+            elif kind is dict or kind is list:
+                pending.append(child)
+    return False
 
 
 def export_waypoint(
@@ -373,30 +490,25 @@ def export_waypoint(
         sums_path = work / ".sums"
         data_hash = hashlib.sha256()
         with (
-            open(work / DATA_FILE, "w", encoding="utf-8") as data,
+            open(work / DATA_FILE, "wb") as data,
             open(sums_path, "w", encoding="utf-8") as sums,
         ):
-            for record in iter_records(trajectories):
-                line = _dump(record) + "\n"
-                data.write(line)
-                data_hash.update(line.encode("utf-8"))
-                for screen in record["screens"]:
-                    for name in (screen["screenshot"], screen["ui_xml"]):
-                        if name is None:
-                            continue
-                        target = work / name
-                        if not target.exists():
-                            sha, extension = name.rsplit("/", 1)[1].split(".")
-                            _copy_blob(blob_storage_name(sha, extension), target)
-                            sums.write(f"{sha} {name}\n")
-                            counts["files"] += 1
-                counts["trajectories"] += 1
-                counts["steps"] += len(record["steps"])
-                counts["screens"] += len(record["screens"])
-                for app in record_apps(record):
-                    apps[app] += 1
-                if progress and (counts["trajectories"] % 20 == 0):
-                    progress(counts["trajectories"], total)
+            with _BlobCopier(str(work), sums, counts) as blobs:
+                for record in iter_records(trajectories):
+                    line = _dump(record) + b"\n"
+                    data.write(line)
+                    data_hash.update(line)
+                    for screen in record["screens"]:
+                        blobs.put(screen["screenshot"])
+                        if screen["ui_xml"] is not None:
+                            blobs.put(screen["ui_xml"])
+                    counts["trajectories"] += 1
+                    counts["steps"] += len(record["steps"])
+                    counts["screens"] += len(record["screens"])
+                    for app in record_apps(record):
+                        apps[app] += 1
+                    if progress and (counts["trajectories"] % 20 == 0):
+                        progress(counts["trajectories"], total)
             counts["files"] += 2  # the data file and the card
             project = _project_of(trajectories)
             card = _card(counts, apps, project, filters or {}).encode("utf-8")
@@ -509,11 +621,14 @@ class _Fields:
         return field_at(self.where, key)
 
     def get(self, key: str, kind: type, default: Any = ...) -> Any:
-        if key not in self.obj or self.obj[key] is None:
+        value = self.obj.get(key)
+        if value is None:
             if default is ...:
                 raise InvalidData(f"{self.at(key)}: is required")
             return default
-        return check_kind(self.obj[key], kind, self.at(key))
+        if type(value) is kind:  # the usual case, without naming the place (True is a bool)
+            return value
+        return check_kind(value, kind, self.at(key))
 
     def time(self, key: str) -> datetime | None:
         value = self.get(key, str, None)
@@ -548,26 +663,15 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 
 def _read_screen(
-    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[str, Any]
+    folder: Path, obj: Any, where: str, files: dict[str, str], checked: dict[Any, Any]
 ) -> ScreenRecord:
     f = _Fields(obj, where)
     shot_name = f.get("screenshot", str)
-    shot = _read_listed(folder, shot_name, f.at("screenshot"), files, checked)
-    info = checked.get(shot_name)
-    if info is None:
-        info = checked[shot_name] = check_image(shot, f"{f.at('screenshot')} ({shot_name})")
+    shot, info = _checked_image(folder, shot_name, f.at("screenshot"), files, checked)
     xml_name = f.get("ui_xml", str, None)
     xml = None
     if xml_name is not None:
-        # Stored clean: a control character an older Waypoint kept becomes "." (uiautomator's
-        # choice), so the screen imports and strict XML tools can read it again.
-        xml = clean_ui_xml(_read_listed(folder, xml_name, f.at("ui_xml"), files, checked))
-        if checked.get(xml_name) is None:
-            try:
-                parse_ui_xml(xml)
-            except UIXmlError as exc:
-                raise InvalidData(f"{f.at('ui_xml')} ({xml_name}): {exc}") from None
-            checked[xml_name] = True
+        xml = _checked_xml(folder, xml_name, f.at("ui_xml"), files, checked)
     width, height = f.get("width", int, info.width), f.get("height", int, info.height)
     if (width, height) != (info.width, info.height):
         raise InvalidData(
@@ -587,24 +691,58 @@ def _read_screen(
     )
 
 
-def _read_listed(
-    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[str, Any]
-) -> bytes:
-    """A file's bytes, its path and checksum verified the first time the import reads it."""
-    if name in checked:
-        return (folder / name).read_bytes()
+def _checked_image(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[Any, Any]
+) -> tuple[FileRef, ImageInfo]:
+    """A screenshot verified once (path, sha256, whole decode), then stood for by its FileRef."""
+    known = _settled(checked, ("image", name), folder, files)
+    if known is None:
+        data = _read_listed(folder, name, where, files)
+        info = check_image(data, f"{where} ({name})")
+        known = checked["image", name] = (FileRef(folder / name, files[name], len(data)), info)
+    return known
+
+
+def _checked_xml(
+    folder: Path, name: str, where: str, files: dict[str, str], checked: dict[Any, Any]
+) -> FileRef | bytes:
+    """A UI dump verified once (path, sha256, parse). Stored clean: a control character an
+    older Waypoint kept becomes "." (uiautomator's choice), so the screen imports and strict
+    XML tools can read it again; such a dump is read and cleaned again where it is used."""
+    key = ("xml", name)
+    known = _settled(checked, key, folder, files)
+    if known is None:
+        raw = _read_listed(folder, name, where, files)
+        xml = clean_ui_xml(raw)
+        try:
+            parse_ui_xml(xml)
+        except UIXmlError as exc:
+            raise InvalidData(f"{where} ({name}): {exc}") from None
+        if xml != raw:
+            checked[key] = _DIRTY
+            return xml
+        known = checked[key] = FileRef(folder / name, files[name], len(raw))
+    if known is _DIRTY:
+        return clean_ui_xml(read_file(folder, name, where))
+    return known
+
+
+_DIRTY = "dirty"  # a dump that cleaning changes: its bytes are not the listed file's
+
+
+def _read_listed(folder: Path, name: str, where: str, files: dict[str, str]) -> bytes:
+    """A file's bytes, its path and checksum verified."""
     expected = files.get(name)
     if expected is None:
         raise InvalidData(f"{where}: file {name!r} is not listed in {MANIFEST}")
     data = read_file(folder, name, where)
     if sha256_hex(data) != expected:
         raise InvalidData(f"{where}: file {name!r} does not match its sha256 in {MANIFEST}")
-    checked[name] = None
     return data
 
 
 def record_from_dict(
-    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[str, Any]
+    obj: Any, where: str, folder: Path, files: dict[str, str], checked: dict[Any, Any]
 ) -> TrajectoryRecord:
     """Parse one native line into a record; structural errors name the line and field."""
     f = _Fields(obj, where)
@@ -697,12 +835,15 @@ def count_lines(folder: Path) -> int:
 
 
 def read_waypoint(
-    folder: Path, checked: dict[str, Any] | None = None
+    folder: Path, checked: dict[Any, Any] | None = None
 ) -> Iterator[tuple[str, TrajectoryRecord]]:
     """Yield (where, record) for every line of a native export folder.
 
     ``checked`` remembers the files already verified (path, checksum, content), so a file
-    shared by many screens, or read again by a second pass, is verified once.
+    shared by many screens, or read again by a second pass, is verified once. Files not yet
+    verified are checked by worker processes a few lines ahead of the line that needs them
+    (see :class:`_Checker`); what they cannot pass is checked again here, in order, so an
+    error names the same line and says the same as it would without them.
     """
     checked = {} if checked is None else checked
     manifest = read_manifest(folder)
@@ -715,15 +856,135 @@ def read_waypoint(
             digest.update(chunk)
     if expected != digest.hexdigest():
         raise InvalidData(f"{DATA_FILE}: does not match its sha256 in {MANIFEST}")
-    with open(path, "rb") as handle:
+    with open(path, "rb") as handle, _Checker(folder, files, checked) as checker:
+        ahead: deque[tuple[str, Any]] = deque()
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             where = f"{DATA_FILE} line {number}:"
+            ahead.append((where, checker.parse(raw, where)))
+            if len(ahead) > checker.window:
+                yield _line_record(*ahead.popleft(), folder, files, checked)
+        while ahead:
+            yield _line_record(*ahead.popleft(), folder, files, checked)
+
+
+def _parse_line(raw: bytes, where: str) -> Any:
+    try:
+        return load_json(raw.rstrip(), where)
+    except json.JSONDecodeError as exc:
+        raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _line_record(
+    where: str, parsed: Any, folder: Path, files: dict[str, str], checked: dict[Any, Any]
+) -> tuple[str, TrajectoryRecord]:
+    if isinstance(parsed, InvalidData):
+        raise parsed  # the line's own error, raised when its turn comes
+    return where, record_from_dict(parsed, where, folder, files, checked)
+
+
+class _Checker:
+    """Checks the files a line names in worker processes, while earlier lines are read.
+
+    Each file not yet verified is sent once, as soon as a line naming it is parsed; the check
+    (path, size, sha256, full image decode or XML parse) leaves a future in ``checked``,
+    which :func:`_checked_image` and :func:`_checked_xml` wait for. A worker that finds a
+    fault reports only that it did: the file is then checked again in this process when its
+    line's turn comes, which raises the error in the usual words. Without workers (one CPU,
+    ``WAYPOINT_IMPORT_WORKERS=1``, few files, a process that may not start any) nothing is
+    sent and every file is checked in its turn.
+    """
+
+    MIN_FILES = 64  # fewer files than this are checked in turn: starting workers costs more
+    WINDOW = 32  # lines parsed ahead of the one being turned into a record
+
+    def __init__(self, folder: Path, files: dict[str, str], checked: dict[Any, Any]):
+        self.folder, self.files, self.checked = folder, files, checked
+        self.pool: ProcessPoolExecutor | None = None
+        workers = settings.WAYPOINT_IMPORT_WORKERS or os.cpu_count() or 1
+        if workers > 1 and len(files) >= self.MIN_FILES:
             try:
-                obj = load_json(raw.rstrip(), where)
-            except json.JSONDecodeError as exc:
-                raise fail(where, f"invalid JSON at column {exc.colno}: {exc.msg}") from None
-            except UnicodeDecodeError as exc:
-                raise fail(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-            yield where, record_from_dict(obj, where, folder, files, checked)
+                self.pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+            except (OSError, ValueError, AssertionError):
+                self.pool = None
+        self.window = self.WINDOW if self.pool is not None else 0
+        self.started = self.pool
+
+    def __enter__(self) -> _Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started is not None:
+            self.started.shutdown(wait=True, cancel_futures=True)
+
+    def parse(self, raw: bytes, where: str) -> Any:
+        """The line's JSON (or its error, to raise in turn), its new files sent to be checked."""
+        try:
+            obj = _parse_line(raw, where)
+        except InvalidData as exc:
+            return exc
+        if self.pool is not None and isinstance(obj, dict):
+            screens = obj.get("screens")
+            for screen in screens if isinstance(screens, list) else ():
+                if isinstance(screen, dict):
+                    self._send("image", screen.get("screenshot"))
+                    self._send("xml", screen.get("ui_xml"))
+        return obj
+
+    def _send(self, kind: str, name: Any) -> None:
+        if not isinstance(name, str) or (kind, name) in self.checked or name not in self.files:
+            return
+        expected = self.files[name]
+        if not isinstance(expected, str):
+            return
+        try:
+            self.checked[kind, name] = self.pool.submit(  # type: ignore[union-attr]
+                _check_file, str(self.folder), name, expected, kind
+            )
+        except Exception:  # the workers could not start or died: check in turn from here
+            self.pool = None
+
+
+def _check_file(folder: str, name: str, expected: str, kind: str) -> tuple | None:
+    """In a worker: the facts of a file that passes every check, or None (no reason given:
+    the importing process checks such a file again to name the fault)."""
+    try:
+        data = read_file(Path(folder), name, name)
+        if sha256_hex(data) != expected:
+            return None
+        if kind == "image":
+            info = check_image(data, name)
+            return (len(data), info.content_type, info.width, info.height)
+        xml = clean_ui_xml(data)
+        parse_ui_xml(xml)
+        return (len(data), xml != data)
+    except Exception:
+        return None
+
+
+def _settled(
+    checked: dict[Any, Any], key: tuple[str, str], folder: Path, files: dict[str, str]
+) -> Any:
+    """``checked[key]``, once a worker's check of it is over (None if it found a fault)."""
+    known = checked.get(key)
+    if not isinstance(known, Future):
+        return known
+    try:
+        facts = known.result()
+    except Exception:  # a worker that died, or a check cancelled
+        facts = None
+    if facts is None:
+        del checked[key]
+        return None
+    kind, name = key
+    if kind == "image":
+        size, content_type, width, height = facts
+        known = (FileRef(folder / name, files[name], size), ImageInfo(content_type, width, height))
+    else:
+        size, dirty = facts
+        known = _DIRTY if dirty else FileRef(folder / name, files[name], size)
+    checked[key] = known
+    return known

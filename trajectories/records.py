@@ -9,7 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file of an import, already checked (path, sha256, content), that stands for its bytes.
+
+    Readers give one instead of the bytes once a file has been verified, so a file shared by
+    many screens is read, hashed and decoded once; the write reads it again only if its blob is
+    not stored yet, and checks its sha256 again as it does.
+    """
+
+    path: Path
+    sha256: str
+    size: int
 
 
 @dataclass
@@ -26,8 +41,8 @@ class TaskRecord:
 
 @dataclass
 class ScreenRecord:
-    screenshot: bytes
-    ui_xml: bytes | None = None
+    screenshot: bytes | FileRef
+    ui_xml: bytes | FileRef | None = None
     width: int = 0
     height: int = 0
     package: str = ""

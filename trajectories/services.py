@@ -3,7 +3,8 @@
 A ``do_*`` action is a unit of work of its own, committed when it returns
 (``transaction.atomic(durable=True)``, as Zulip's actions): called inside another transaction
 it refuses to run. :func:`do_import_trajectory` is the exception: it is the building block of
-imports, which may write many trajectories in one transaction of the caller's.
+imports, which may write many trajectories in one transaction of the caller's;
+:func:`do_import_trajectories` writes a chunk of them in one transaction, in bulk.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import DateTimeField, JSONField
 
-from . import events
-from .blobs import put_blobs, sha256_hex
+from . import events, list_cache
+from .blobs import content_sha, put_blobs
 from .labels.parts import anchor_row, link_row, memory_target_row, subgoal_row
 from .models import (
     Anchor,
@@ -313,8 +315,8 @@ def do_import_trajectory(
             [
                 Screen(
                     trajectory=trajectory,
-                    screenshot=blobs[sha256_hex(s.screenshot)],
-                    ui_xml=blobs[sha256_hex(s.ui_xml)] if s.ui_xml is not None else None,
+                    screenshot=blobs[content_sha(s.screenshot)],
+                    ui_xml=blobs[content_sha(s.ui_xml)] if s.ui_xml is not None else None,
                     width=s.width,
                     height=s.height,
                     package=s.package,
@@ -365,3 +367,262 @@ def do_import_trajectory(
             after={"uid": record.uid, "steps": len(record.steps), "source": record.source},
         )
     return trajectory, True
+
+
+def do_import_trajectories(
+    project: Project, items: list[tuple[str, TrajectoryRecord]], actor=None
+) -> list[bool]:
+    """Write a chunk of trajectories in one transaction, all or nothing; whether each was created.
+
+    The bulk form of :func:`do_import_trajectory`, for records that have passed
+    :func:`check_trajectory_record` (an import's first pass): rows go in a few multi-row
+    statements per table instead of a dozen queries per trajectory. A trajectory already in the
+    project is left as it is. An id taken by another project, or a write the database refuses
+    (another writer at work), raises and writes nothing; the caller may then write the chunk one
+    trajectory at a time, which names the one at fault.
+    """
+    taken = {
+        str(uid): owner
+        for uid, owner in Trajectory.objects.filter(uid__in=[r.uid for _, r in items])
+        .values_list("uid", "project_id")
+        .iterator()
+    }
+    for where, record in items:
+        if taken.get(record.uid, project.pk) != project.pk:
+            check_uid_free(project, record.uid, where)  # raises, in its own words
+    created = [record.uid not in taken for _, record in items]
+    records = [record for (_, record), new in zip(items, created, strict=True) if new]
+    if not records:
+        return created
+
+    # Blob files first, outside the transaction, as do_import_trajectory does.
+    blob_items = []
+    for record in records:
+        for screen in record.screens:
+            blob_items.append((screen.screenshot, screen.screenshot_type))
+            if screen.ui_xml is not None:
+                blob_items.append((screen.ui_xml, "text/xml"))
+    put_blobs(blob_items)
+    names = {r.recorded_by for r in records if r.recorded_by}
+    users = get_user_model().objects.filter(**{"username__in": names}) if names else []
+    recorders = {user.get_username(): user for user in users}
+
+    with transaction.atomic():
+        tasks = _tasks_of(project, records)
+        trajectories = Trajectory.objects.bulk_create(
+            [_trajectory_row(project, tasks[r.task.uid], r, recorders) for r in records]
+        )
+        screen_ids = _insert_rows(
+            Screen,
+            ("trajectory_id", "screenshot_id", "ui_xml_id", "width", "height", "package",
+             "activity", "captured_at", "features", "visible_memory"),
+            [
+                (t.pk, content_sha(s.screenshot),
+                 content_sha(s.ui_xml) if s.ui_xml is not None else None, s.width, s.height,
+                 s.package, s.activity, s.captured_at, s.features, s.visible_memory)
+                for t, r in zip(trajectories, records, strict=True)
+                for s in r.screens
+            ],
+            returning=True,
+        )  # fmt: skip
+        first, finals = 0, []
+        step_rows = []
+        for t, r in zip(trajectories, records, strict=True):
+            ids = screen_ids[first : first + len(r.screens)]
+            first += len(r.screens)
+            if r.final_screen is not None:
+                finals.append((ids[r.final_screen], t.pk))
+            step_rows.extend(
+                (t.pk, s.index, ids[s.screen], s.action["type"],
+                 {k: v for k, v in s.action.items() if k != "type"}, s.target, s.thought,
+                 s.summary, s.memory, s.trainable, s.action_sent_at, s.settled_at)
+                for s in r.steps
+            )  # fmt: skip
+        _insert_rows(
+            Step,
+            ("trajectory_id", "index", "screen_id", "action_type", "action", "target", "thought",
+             "summary", "memory", "trainable", "action_sent_at", "settled_at"),
+            step_rows,
+        )  # fmt: skip
+        if finals:
+            table = connection.ops.quote_name(Trajectory._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.executemany(f"UPDATE {table} SET final_screen_id = %s WHERE id = %s", finals)
+        _import_labels(trajectories, records)
+        AuditEvent.objects.bulk_create(
+            [
+                AuditEvent(
+                    kind=events.TRAJECTORY_IMPORTED,
+                    actor=actor if actor is not None and actor.is_authenticated else None,
+                    project_id=project.pk,
+                    trajectory=t,
+                    object_type="Trajectory",
+                    object_id=str(t.pk),
+                    after={"uid": r.uid, "steps": len(r.steps), "source": r.source},
+                )
+                for t, r in zip(trajectories, records, strict=True)
+            ]
+        )
+        list_cache.changed({project.pk})
+    return created
+
+
+def _tasks_of(project: Project, records: list[TrajectoryRecord]) -> dict[str, Task]:
+    """The project's tasks of these records by uid; the missing ones created, as
+    :func:`get_or_create_task` would (the first record naming a task defines it)."""
+    tasks = {
+        t.uid: t
+        for t in Task.objects.filter(project=project, uid__in={r.task.uid for r in records})
+    }
+    missing: dict[str, Task] = {}
+    for record in records:
+        task = record.task
+        if task.uid not in tasks and task.uid not in missing:
+            missing[task.uid] = Task(
+                project=project,
+                uid=task.uid,
+                goal=task.goal,
+                apps=task.apps,
+                intent=task.intent,
+                difficulty=task.difficulty,
+                gold_answer=task.gold_answer,
+                grading_rule=task.grading_rule,
+                memory_items=task.memory_items,
+            )
+    if missing:
+        tasks.update({t.uid: t for t in Task.objects.bulk_create(list(missing.values()))})
+    return tasks
+
+
+def _trajectory_row(
+    project: Project, task: Task, record: TrajectoryRecord, recorders: dict[str, Any]
+) -> Trajectory:
+    device = record.device
+    return Trajectory(
+        project=project,
+        task=task,
+        uid=record.uid,
+        device_serial=device.get("serial", ""),
+        device_model=device.get("model", ""),
+        android_version=device.get("android_version", ""),
+        screen_width=device.get("width", 0),
+        screen_height=device.get("height", 0),
+        density=device.get("density", 0),
+        recorded_by=recorders.get(record.recorded_by) if record.recorded_by else None,
+        recorder_name=record.recorded_by or "",
+        source=record.source,
+        status=record.status,
+        outcome=record.outcome,
+        step_count=len(record.steps),
+        metadata=record.metadata,
+        recorded_at=record.recorded_at,
+    )
+
+
+def _import_labels(trajectories: list[Trajectory], records: list[TrajectoryRecord]) -> None:
+    """The chunk's subgoals, memory targets, anchors and links, as the row builders of
+    :mod:`trajectories.labels.parts` fill them, inserted as plain rows."""
+    pairs = list(zip(trajectories, records, strict=True))
+    _insert_objects(Subgoal, [subgoal_row(t, g) for t, r in pairs for g in r.subgoals])
+    _insert_objects(
+        MemoryTarget, [memory_target_row(t, m) for t, r in pairs for m in r.memory_targets]
+    )
+    anchors = [anchor_row(t, a, a["id"]) for t, r in pairs for a in r.anchors]
+    ids = _insert_objects(Anchor, anchors, returning=True)
+    by_trajectory: dict[int, dict[str, int]] = {}
+    for anchor, pk in zip(anchors, ids, strict=True):
+        by_trajectory.setdefault(anchor.trajectory_id, {})[anchor.key] = pk
+    _insert_objects(
+        AnchorLink,
+        [link_row(x, by_trajectory.get(t.pk, {})) for t, r in pairs for x in r.anchor_links],
+    )
+
+
+def _insert_objects(model: Any, objects: list[Any], *, returning: bool = False) -> list[int]:
+    """Unsaved instances inserted as plain rows (every concrete field but the id)."""
+    fields = tuple(f.name for f in model._meta.concrete_fields if not f.primary_key)
+    attnames = [model._meta.get_field(name).attname for name in fields]
+    rows = [tuple(getattr(o, name) for name in attnames) for o in objects]
+    return _insert_rows(model, fields, rows, returning=returning)
+
+
+ROWS_PER_STATEMENT = 500  # x at most 12 columns: within every database's parameter limit
+
+
+def _insert_rows(
+    model: Any, fields: tuple[str, ...], rows: list[tuple], *, returning: bool = False
+) -> list[int]:
+    """Insert plain rows in multi-row statements; their new ids, in order, if ``returning``.
+
+    Values are prepared for the database by the fields' own rules (JSON, times), without
+    building a model instance per row: for the tables an import fills by the thousand.
+    """
+    if not rows:
+        return []
+    meta = model._meta
+    columns = [meta.get_field(name) for name in fields]
+    prepare = [_preparer(field) for field in columns]
+    table = connection.ops.quote_name(meta.db_table)
+    names = ", ".join(connection.ops.quote_name(field.column) for field in columns)
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    if connection.vendor == "postgresql":
+        return _copy_rows(meta, [field.column for field in columns], prepare, rows, returning)
+    pk = connection.ops.quote_name(meta.pk.column)
+    ids: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), ROWS_PER_STATEMENT):
+            batch = rows[start : start + ROWS_PER_STATEMENT]
+            params = [
+                value if convert is None else convert(value)
+                for row in batch
+                for convert, value in zip(prepare, row, strict=True)
+            ]
+            sql = f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(batch))}"
+            if returning:
+                cursor.execute(f"{sql} RETURNING {pk}", params)
+                ids.extend(row[0] for row in cursor.fetchall())
+            else:
+                cursor.execute(sql, params)
+    return ids
+
+
+def _copy_rows(
+    meta: Any, columns: list[str], prepare: list[Any], rows: list[tuple], returning: bool
+) -> list[int]:
+    """PostgreSQL: rows in by ``COPY`` (psycopg 3), which parses no statement per row; the ids,
+    if wanted, are taken from the table's sequence first and written with the rows."""
+    q = connection.ops.quote_name
+    ids: list[int] = []
+    if returning:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [meta.db_table, meta.pk.column, len(rows)],
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+        columns = [meta.pk.column, *columns]
+        prepare = [None, *prepare]
+        rows = [(pk, *row) for pk, row in zip(ids, rows, strict=True)]
+    names = ", ".join(q(column) for column in columns)
+    connection.ensure_connection()
+    with connection.connection.cursor() as cursor:
+        with cursor.copy(f"COPY {q(meta.db_table)} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(
+                    [
+                        value if convert is None else convert(value)
+                        for convert, value in zip(prepare, row, strict=True)
+                    ]
+                )
+    return ids
+
+
+def _preparer(field: Any) -> Any:
+    """How a value of ``field`` goes to the database: None for as it is."""
+    ops = connection.ops
+    if isinstance(field, JSONField):
+        encoder, adapt = field.encoder, ops.adapt_json_value
+        return lambda value: None if value is None else adapt(value, encoder)
+    if isinstance(field, DateTimeField):
+        return ops.adapt_datetimefield_value
+    return None

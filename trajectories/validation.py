@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 from .grading import GRADING_RULES, UnknownGradingRule
 from .models import ActionType, AnchorType, Relation, SubgoalSuccess
 
@@ -309,6 +311,13 @@ def check_no_nul(value: Any, where: str) -> None:
         if "\x00" in value:
             raise fail(where, NUL_MESSAGE)
         return
+    if not value:
+        return
+    try:  # orjson writes a NUL, in a name or a value, as \u0000: none there, none anywhere
+        if b"\\u0000" not in orjson.dumps(value):
+            return
+    except (TypeError, orjson.JSONEncodeError):
+        pass  # not JSON all through (an integer beyond 64 bits): walk it
     pending = [(value, where)]
     while pending:
         item, place = pending.pop()

@@ -46,12 +46,13 @@ def final_stretch_notice(lease: Lease) -> str:
     longest = lease_max_seconds(registered_device(lease.serial))
     return (
         f"Your lease on device {lease.serial} reaches its maximum length of "
-        f"{_minutes(longest)}, set by an admin, at {timezone.localtime(end):%H:%M:%S}: "
+        f"{duration_text(longest)}, set by an admin, at {timezone.localtime(end):%H:%M:%S}: "
         "finish or release before then."
     )
 
 
-def _minutes(seconds: int) -> str:
+def duration_text(seconds: int) -> str:
+    """``3600`` -> ``"60 min"``, ``90`` -> ``"90 s"``."""
     if seconds % 60:
         return f"{seconds} s"
     return f"{seconds // 60} min"
@@ -72,7 +73,7 @@ def renewed_expiry(lease: Lease, seconds: int | None, *, refuse_at_limit: bool =
         longest = lease_max_seconds(registered_device(lease.serial))
         raise LeaseConflict(
             f"Your lease on device {lease.serial} has reached its maximum length of "
-            f"{_minutes(longest)}, set by an admin: it ends at "
+            f"{duration_text(longest)}, set by an admin: it ends at "
             f"{timezone.localtime(lease.expires_at):%H:%M:%S} and cannot be renewed. "
             "Release the device, or take it again once the lease has ended."
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import adbutils
 
 from agents.base import Agent, AgentStep, Observation
+from agents.replay import Recorded, ReplayAgent
 from devices.services.actions import execute_action
 from devices.services.adb import DeviceFacts
 from devices.services.capture import capture, wait_until_settled
@@ -30,6 +31,7 @@ class Episode:
     packages: list[str] = field(default_factory=list)  # the foreground app at each step
     screens: list[bytes] = field(default_factory=list)  # the screenshot each step was taken on
     dumps: list[str] = field(default_factory=list)  # and its UI XML
+    sizes: list[tuple[int, int]] = field(default_factory=list)  # and its width and height
     answer: str | None = None
     verdict: str = "no answer"  # what `waypoint grade` says of the answer
 
@@ -64,6 +66,7 @@ def play(
         episode.packages.append(shot.package)
         episode.screens.append(shot.png)
         episode.dumps.append(shot.xml)
+        episode.sizes.append((shot.width, shot.height))
         if action_type == "answer":
             episode.answer = fields["text"]
             grade = ["waypoint", "grade", template_id, fields["text"]]
@@ -76,14 +79,26 @@ def play(
     return episode
 
 
-def record(lease, task, actor, agent: Agent, seed: int, max_steps: int = 40):
+def replay_of(episode: Episode) -> ReplayAgent:
+    """The replay agent playing back what ``episode``'s agent did, step by step, with the
+    memory it wrote, its points placed as on the screens it acted on."""
+    steps = [
+        Recorded(dict(step.action), step.memory, width, height)
+        for step, (width, height) in zip(episode.steps, episode.sizes, strict=True)
+    ]
+    return ReplayAgent(steps, source=f"{episode.template}@{episode.seed}")
+
+
+def record(
+    lease, task, actor, agent: Agent, seed: int, max_steps: int = 40, source: str = "recorded"
+):
     """The agent's episode recorded as a trajectory by the recorder (``record_step``): each
     step observes the screen the recording stored. Finishing labels its memory from the
     environment."""
     from devices.services import do_finish_recording, do_start_recording, record_step
     from trajectories.blobs import read_blob
 
-    trajectory = do_start_recording(lease, task, actor, reset_seed=seed)
+    trajectory = do_start_recording(lease, task, actor, reset_seed=seed, source=source)
     agent.start(task.goal)
     for index in range(max_steps):
         screen = trajectory.final_screen

@@ -4,12 +4,15 @@ output, timeouts and 429s."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.models import Episode
 from agents.services import do_start_run
+from devices.models import Device, Lease
 from devices.virtual import load_apps
-from formats.stamp_sft import SYSTEM_PROMPT
+from formats.stamp_sft import SYSTEM_PROMPT, mobile_use_arguments
 from tests.annotate.llm_server import Server
 from tests.conftest import wait_for_job
 from trajectories.models import Step
@@ -34,8 +37,8 @@ def server():
         s.close()
 
 
-def play(project, alice, agent: str, seed: int = 2) -> Episode:
-    run = do_start_run(project, alice, agent=agent, tasks=[ORDER], seeds=str(seed))
+def play(project, alice, agent: str, seed: int = 2, **options) -> Episode:
+    run = do_start_run(project, alice, agent=agent, tasks=[ORDER], seeds=str(seed), **options)
     job = wait_for_job(run.job_id, timeout=240)
     assert job.status == "succeeded", job.message
     return Episode.objects.select_related("trajectory").get(run=run)
@@ -136,3 +139,31 @@ def test_any_regime_with_a_memory_graph_gets_its_block_at_every_step(
         current = request["body"]["messages"][-1]["content"]
         assert current[-2]["text"].startswith("UI XML of the screen:")
         assert any(p.get("text", "").startswith("Experience:") for p in current)
+
+
+def always_back(body: dict) -> str:
+    """A model that never finishes: it goes back, step after step."""
+    call = {"name": "mobile_use", "arguments": mobile_use_arguments({"type": "back"}, 1080, 2400)}
+    call_text = json.dumps(call)
+    return f"<think>Go back.</think>\nAction: Go back.\n<tool_call>\n{call_text}\n</tool_call>"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_episode_ends_before_its_devices_lease_reaches_its_maximum_length(
+    pool, project, alice, server
+):
+    """The worker starts no step with less than 50 s (WAYPOINT_EPISODE_LEASE_MARGIN_S in its
+    environment) left of the lease, and this device's leases last at most a minute: the
+    episode stops as "time cap" after about 10 s instead of driving a device it no longer
+    holds."""
+    Device.objects.filter(serial=pool.serial).update(max_lease_seconds=60)
+    model = server(replies(always_back))
+    episode = play(project, alice, f"openai:mobile_use,url={model.url},xml=1", max_steps=200)
+    assert (episode.success, episode.failure_kind) == (False, "time_cap")
+    assert episode.message.startswith(
+        f"the lease on device {pool.serial} reaches its maximum length of 1 min at "
+    )
+    assert episode.message.endswith(": stopped before the next step")
+    assert 0 < episode.steps < 200  # it played, and stopped far from the step cap
+    assert episode.trajectory.outcome == "failure"
+    assert not Lease.objects.exists()  # the device is given back

@@ -44,3 +44,15 @@ def test_a_device_a_person_drives_is_not_taken(pool, project, alice, bob, adb_se
     do_take_device(pool.serial, adb_servers[0], bob)
     with pytest.raises(NoDevice):
         take_device(check_pool(project, None), alice, wait_s=0)
+
+
+def test_a_pool_whose_devices_are_all_gone_is_given_up_without_waiting_its_whole_wait(
+    project, alice, adb_servers, settings
+):
+    settings.WAYPOINT_POOL_UNREACHABLE_S = 1
+    gone = [{"serial": "127.0.0.1:9", "adb_server": adb_servers[0]}]  # nothing listens there
+    with pytest.raises(NoDevice) as caught:
+        take_device(gone, alice, wait_s=600)
+    assert str(caught.value).startswith(
+        "no device of the pool could be reached within 1 s (127.0.0.1:9: "
+    )

@@ -28,10 +28,10 @@ def test_a_recorded_solver_run_is_a_labelled_demonstration(
     device.shell(["waypoint", "reset", "--seed", str(SEED)])
     tasks = do_import_virtual_tasks(project, connect(device.serial))
     task = next(t for t in tasks if t.uid.startswith(f"virtual:{template_id}:"))
-    trajectory = record(lease, task, alice, solver_for(template_id), SEED)
+    trajectory = record(lease, task, alice, solver_for(template_id), SEED, source="solver")
 
     posed = load_apps(SEED).task(template_id)
-    assert trajectory.outcome == "success"
+    assert (trajectory.source, trajectory.outcome) == ("solver", "success")
     assert trajectory.metadata["grade"] == {"correct": True, "by": "virtual device"}
     assert trajectory.metadata["answer"] == posed.gold
     targets = {t.key: t for t in MemoryTarget.objects.filter(trajectory=trajectory)}

@@ -11,8 +11,9 @@ import pytest
 import agents.solvers
 from agents.base import Observation
 from agents.solvers import SOLVERS, solver_for
-from devices.virtual.apps import all_templates
-from tests.agents.episodes import play
+from devices.virtual.apps import all_templates, load_apps
+from evaluation.metrics import memory_match
+from tests.agents.episodes import play, replay_of
 from tests.devices.test_virtual_dump import check_like_a_phone
 
 TEMPLATES = [t.id for t in all_templates()]
@@ -82,11 +83,24 @@ def test_a_solver_that_cannot_go_on_gives_up_saying_why():
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("template_id", TEMPLATES)
-def test_the_solver_solves_the_instance(device, template_id, seed):
+def test_the_solver_solves_the_instance_and_its_replay_does_too(device, template_id, seed):
     episode = play(device, solver_for(template_id), template_id, seed)
     assert episode.verdict == "success", episode.story()
     for xml in episode.dumps:  # every screen it went through dumps as a phone's would
         check_like_a_phone(xml)
+    # The memory it wrote holds every value the task needs (STAMP's g = 1): a demonstration.
+    written = "\n".join(step.memory for step in episode.steps)
+    world = load_apps(seed)
+    missing = {
+        ref: world.variable(ref).value
+        for ref in world.task(template_id).variables
+        if memory_match(written, world.variable(ref).value) != "complete"
+    }
+    assert missing == {}, episode.story()
+    # The episode is a demonstration: its actions, played back at its seed, solve it again.
+    replayed = play(device, replay_of(episode), template_id, seed)
+    assert replayed.verdict == "success", replayed.story()
+    assert [s.action for s in replayed.steps] == [s.action for s in episode.steps]
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,10 @@ import pytest
 from agents.services import (
     do_import_suite,
     do_make_suite,
-    parse_seeds,
     run_instances,
     suite_named,
 )
-from agents.suites import make_suite
+from agents.suites import make_suite, parse_seeds
 from trajectories.models import AuditEvent
 from trajectories.validation import InvalidData
 
@@ -47,8 +46,21 @@ def test_a_suite_is_named_with_or_without_its_version(project, alice):
 def test_seeds_are_read_as_the_command_line_writes_them():
     assert parse_seeds("1..3,7") == [1, 2, 3, 7]
     assert parse_seeds("5") == [5]
-    for bad in ("1..", "a", "3..1", ""):
-        with pytest.raises(InvalidData):
+    assert parse_seeds(["1..2", 2, 5, "1"]) == [1, 2, 5]  # the API's list; repeats kept once
+    refusals = {
+        "1..": "seeds: '1..' is no seed or range of seeds (write e.g. 1..5 or 1,2,7)",
+        "a": "seeds: 'a' is no seed or range of seeds (write e.g. 1..5 or 1,2,7)",
+        "": "seeds: '' is no seed or range of seeds (write e.g. 1..5 or 1,2,7)",
+        "3..1": "seeds: the range 3..1 runs backwards",
+        "0..100000": "seeds: the range 0..100000 is longer than 100000",
+        "0..60000,0..60000": "seeds: more than 100000 seeds",
+    }
+    for bad, message in refusals.items():
+        with pytest.raises(InvalidData) as refused:
+            parse_seeds(bad)
+        assert str(refused.value) == message
+    for bad in ([True], [1.5], {"seeds": 1}):
+        with pytest.raises(InvalidData, match="^seeds: "):
             parse_seeds(bad)
 
 

@@ -19,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Run
 from agents.results import episode_rows, summarize
+from agents.runner import stop_queued_episodes
 from agents.services import do_start_run, suite_named
 from devices.models import Device
 from devices.services.adb import client_for
@@ -147,7 +148,16 @@ class Command(BaseCommand):
                 with VirtualPool(options["devices"], options["size"], project) as serials:
                     run = do_start_run(project, user, devices=serials, **start)
                     self.stdout.write(f"Run {run.pk} on {', '.join(serials)}")
-                    self._wait(run, options["timeout"])
+                    try:
+                        self._wait(run, options["timeout"])
+                    except (CommandError, KeyboardInterrupt):
+                        # Its devices stop with this command: no worker can play the rest.
+                        stopped = stop_queued_episodes(
+                            run, "not played: the devices run_benchmark started for it stopped"
+                        )
+                        if stopped:
+                            self.stderr.write(f"Run {run.pk}: {stopped} episodes not played")
+                        raise
             else:
                 run = do_start_run(project, user, **start)
                 self.stdout.write(f"Run {run.pk} on {', '.join(d['serial'] for d in run.devices)}")
@@ -186,6 +196,7 @@ class Command(BaseCommand):
             time.sleep(POLL_S)
 
     def _report(self, run: Run) -> None:
+        run = Run.objects.select_related("job").get(pk=run.pk)  # as it ended, not as it began
         s = summarize(run, episode_rows([run])[run.pk])
         pct = lambda v: "–" if v is None else f"{100 * v:.1f}%"  # noqa: E731
         passes = ", ".join(f"pass@{p['k']} {pct(p['pass'])}" for p in s["pass_at_k"]["by_k"])
