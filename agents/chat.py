@@ -14,6 +14,14 @@
 Any regime takes the memory block of a memory graph, retrieved for each screenshot
 (``graphs.services.retrieve_for_screen``) and put before it, as the ``stamp-sft`` export does.
 
+- ``app-graph`` (UI-KOBE's runtime agent, section 4): each screenshot is located on the app
+  knowledge graph of its app (``graphs.appkg_jobs.app_graph_locator``), and the prompt carries the
+  located page and its options: self-loop actions (with the fields they change), transitions to
+  neighbouring pages (instruction and effect), task completion, and a free action for what the
+  graph does not cover. The model answers in ``mobile_use``'s format, naming the option it takes
+  first (``Option: N``); its memory keeps the instructions carried out and the facts it noted.
+  Any other regime takes the same block with ``appgraph=V``.
+
 A model answer that cannot be read is an invalid output: the step's action is empty and
 ``extra["invalid"]`` says why (the runner counts it and asks again). The endpoint's own failures
 (after ``core.llm``'s retries) are :class:`core.llm.LLMError`.
@@ -24,13 +32,16 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from core.llm import Completion, LLMClient, image_part
 from evaluation.predictions import TOOL_CALL, parse_raw_output
 from formats.stamp_sft import SYSTEM_PROMPT, USER_PROMPT
+from graphs.appkg import AppGraphLocator, Location, fixed_options, format_options, node_options
 from graphs.models import MemoryGraph
 from graphs.services import retrieve_for_screen
+from trajectories.validation import InvalidData
 
 from .base import AgentStep, Observation
 
@@ -386,12 +397,63 @@ class AndroTMem:
             self.milestones.extend(step.extra.get("milestones", []))
 
 
+APP_GRAPH_RULES = (
+    "\n\n# App graph guidance\n"
+    "Each turn also gives the page of the app's knowledge graph the screen is on, and numbered "
+    "options there: actions that stay on the page (and the fields they change), actions that "
+    "lead to another page (and which), task completion, and a free action. Choose the option "
+    "that brings the task forward and write its number first, as `Option: <number>`; then "
+    "`Action:` the one instruction you carry out now, `Memory:` the facts the task needs "
+    "later, and the tool call that performs it. Prefer the graph's options; take the free "
+    "action when none fits or the page is not in the graph."
+)
+OPTION_LINE = re.compile(r"^Option:[ \t]*(\d+)", re.M)
+MAX_DONE = 20  # instructions carried out that the prompt recalls
+
+
+class AppGraphGuided(MobileUse):
+    """UI-KOBE's graph-guided runtime agent: one decision among the located page's options per
+    step, with a light memory of what was done and noted (the page and options come in the
+    ``extra`` text the agent puts before the screenshot)."""
+
+    def __init__(self, k: int = DEFAULT_K) -> None:
+        super().__init__(k)
+        self.system = SYSTEM_PROMPT + APP_GRAPH_RULES
+
+    def messages(
+        self, goal: str, observation: Observation, extra: list[str]
+    ) -> list[dict[str, Any]]:
+        first = max(0, len(self.turns) - MAX_DONE)
+        done = "\n".join(
+            f"Step {first + i + 1}: {turn['summary']}"
+            + (f"\nMemory: {turn['memory']}" if turn["memory"] else "")
+            for i, turn in enumerate(self.turns[first:])
+        )
+        parts: list[dict[str, Any]] = [
+            {"type": "text", "text": f"Task: {goal}\nDone so far:\n{done or 'nothing yet'}"}
+        ]
+        parts += [{"type": "text", "text": text} for text in extra]
+        parts.append(image_part(observation.screenshot))
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": parts},
+        ]
+
+    def read(self, text: str, observation: Observation) -> AgentStep:
+        step = super().read(text, observation)
+        option = OPTION_LINE.search(text.split("</think>")[-1])
+        step.extra["option"] = int(option.group(1)) if option else None
+        return step
+
+
 REGIMES = {
     "mobile_use": lambda k: MobileUse(k),
     "androtmem-v1": lambda k: AndroTMem("v1"),
     "androtmem-v2": lambda k: AndroTMem("v2"),
     "androtmem-v3": lambda k: AndroTMem("v3"),
+    "app-graph": lambda k: AppGraphGuided(k),
 }
+GUIDED = ("app-graph",)  # regimes that need an app graph
 
 
 class ChatAgent:
@@ -407,22 +469,43 @@ class ChatAgent:
         with_xml: bool = False,
         k: int = DEFAULT_K,
         graph: MemoryGraph | None = None,
+        app_graphs: Callable[[str], AppGraphLocator | None] | None = None,
     ) -> None:
+        if regime in GUIDED and app_graphs is None:
+            raise ValueError(f"the {regime} regime needs app graphs")
         self.name = f"openai:{regime}:{model}"
         self.regime = REGIMES[regime](k)
         self.client = LLMClient(base_url, model, api_key)
         self.with_xml = with_xml
         self.graph = graph
+        self.app_graphs = app_graphs  # the app graph of a package, None when there is none
         self.goal = ""
 
     def start(self, goal: str) -> None:
         self.goal = goal
         self.regime.reset()
 
+    def guidance(self, observation: Observation) -> str:
+        """The app graph's page for the screen and its options, as a prompt block."""
+        package = observation.package
+        locator = self.app_graphs(package) if package and self.app_graphs else None
+        if locator is None:
+            where = Location(None, 0.0, 0.0, f"no app graph of {package or 'this app'}", [])
+            return format_options(where, fixed_options())
+        try:
+            # The XML places the screen even when the regime does not show it to the model.
+            where = locator.locate(observation.screenshot, observation.xml)
+        except InvalidData as exc:
+            where = Location(None, 0.0, 0.0, f"the screen could not be read: {exc}", [])
+        node = where.node.id if where.node else None
+        return format_options(where, node_options(locator.graph, node))
+
     def extra(self, observation: Observation) -> list[str]:
-        """What goes before the screenshot, a text part each: the memory graph's block, and
-        the XML if asked."""
+        """What goes before the screenshot, a text part each: the memory graph's block, the app
+        graph's page and options, and the XML if asked."""
         parts = []
+        if self.app_graphs is not None:
+            parts.append(self.guidance(observation))
         if self.graph is not None:
             found = retrieve_for_screen(
                 self.graph, observation.screenshot, observation.xml, task=self.goal

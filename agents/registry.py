@@ -5,20 +5,26 @@ page name them.
 - ``random[,seed=N]``: the random agent (the floor);
 - ``replay[,run=N]``: each instance's recording played back: the newest successful trajectory of
   the project recorded at that template and seed (``run=N``: run N's episode of it);
-- ``openai:REGIME[,model=NAME][,url=URL][,graph=V][,xml=1][,k=K]``: an OpenAI-compatible chat
-  model (``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY`` unless given) in a prompt regime of
-  ``agents.chat``, optionally with the memory block of the project's memory graph ``V``
-  retrieved at each step.
+- ``openai:REGIME[,model=NAME][,url=URL][,graph=V][,appgraph=V][,xml=1][,k=K]``: an
+  OpenAI-compatible chat model (``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY`` unless
+  given) in a prompt regime of ``agents.chat``, optionally with the memory block of the
+  project's memory graph ``V`` retrieved at each step, and with the page and options of the
+  screen's app graph (``appgraph=V``: version ``V`` of each app's graph; the ``app-graph``
+  regime always has them, from the newest ready version of each app's graph unless told).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db.models import QuerySet
 
-from graphs.models import GraphStatus, MemoryGraph
+from graphs.appkg import AppGraphLocator
+from graphs.appkg_jobs import app_graph_locator
+from graphs.models import AppGraph, GraphStatus, MemoryGraph
 from trajectories.models import Outcome, Project, Source, Trajectory
 from trajectories.validation import InvalidData
 
@@ -31,12 +37,12 @@ from .solvers import SOLVERS, solver_for
 
 KINDS = ("openai", "replay", "random", "solver")
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "openai": ("model", "url", "graph", "xml", "k"),
+    "openai": ("model", "url", "graph", "appgraph", "xml", "k"),
     "replay": ("run",),
     "random": ("seed",),
     "solver": (),
 }
-INT_OPTIONS = ("graph", "k", "run", "seed")
+INT_OPTIONS = ("graph", "appgraph", "k", "run", "seed")
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,33 @@ def memory_graph(project: Project, version: int) -> MemoryGraph:
     return graph
 
 
+def app_graphs_of(project: Project, version: int | None) -> QuerySet[AppGraph]:
+    """The project's ready app graphs an agent may use: version ``version`` of each app, or
+    all (the newest of an app is the one taken)."""
+    graphs = AppGraph.objects.filter(project=project, status=GraphStatus.READY)
+    return graphs.filter(version=version) if version is not None else graphs
+
+
+def app_graph_finder(
+    project: Project, version: int | None
+) -> Callable[[str], AppGraphLocator | None]:
+    """The app graph of a package for an agent, looked up once per package per episode."""
+    found: dict[str, AppGraphLocator | None] = {}
+
+    def find(package: str) -> AppGraphLocator | None:
+        if package not in found:
+            graph = app_graphs_of(project, version).filter(app=package).order_by("-version")
+            first = graph.first()
+            found[package] = app_graph_locator(first) if first is not None else None
+        return found[package]
+
+    return find
+
+
+def wants_app_graphs(spec: AgentSpec) -> bool:
+    return spec.kind == "openai" and (spec.regime in chat.GUIDED or "appgraph" in spec.options)
+
+
 def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any]]) -> None:
     """What the agent needs for these instances is there, before any episode runs."""
     if spec.kind == "solver":
@@ -142,6 +175,16 @@ def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any
             )
         if "graph" in spec.options:
             memory_graph(project, spec.options["graph"])
+        if (
+            wants_app_graphs(spec)
+            and not app_graphs_of(project, spec.options.get("appgraph")).exists()
+        ):
+            version = spec.options.get("appgraph")
+            which = f"app graph v{version}" if version is not None else "app graph"
+            raise InvalidData(
+                f"agent: the project has no ready {which} (build one from recordings of the "
+                "apps on the graphs page)"
+            )
 
 
 def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> Agent:
@@ -164,4 +207,7 @@ def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> 
         with_xml=spec.options.get("xml", False),
         k=spec.options.get("k", chat.DEFAULT_K),
         graph=graph,
+        app_graphs=app_graph_finder(project, spec.options.get("appgraph"))
+        if wants_app_graphs(spec)
+        else None,
     )

@@ -37,4 +37,9 @@ urlpatterns = [
         appkg_api.AppGraphExportView.as_view(),
         name="api-app-graph-export",
     ),
+    path(
+        "app-graphs/<int:graph_id>/locate",
+        appkg_api.AppGraphLocateView.as_view(),
+        name="api-app-graph-locate",
+    ),
 ]

@@ -1,7 +1,10 @@
-"""The REST API of app knowledge graphs: list and build per project, export, import."""
+"""The REST API of app knowledge graphs: list and build per project, export, import, and locate
+a screen on a graph (UI-KOBE's runtime: the current node and its options)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from django.db.models import QuerySet
@@ -15,7 +18,7 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import Pagination, WaypointAPIView, _errors, check_serializer
-from trajectories.bounds import read_upload
+from trajectories.bounds import check_file_size, read_upload
 from trajectories.parsers import JSONParser
 from trajectories.serializers import ErrorSerializer, FiltersField, absolute
 from trajectories.validation import InvalidData, InvalidRequest
@@ -25,6 +28,7 @@ from .appkg_jobs import (
     app_graph_document,
     do_import_app_graph,
     do_start_app_graph,
+    locate_on_app_graph,
 )
 from .models import AppGraph, GraphStatus
 
@@ -181,3 +185,149 @@ class AppGraphExportView(WaypointAPIView):
         name = f"app-graph-{graph.app}-v{graph.version}.json"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+
+
+# ------------------------------------------------------------------------------ locate
+
+XML_HELP = "Its uiautomator dump, if there is one (placing by look alone is less sure)."
+ACTIVITY_HELP = "The foreground activity, if known (the graph tells pages apart by it too)."
+
+
+class LocateUploadSerializer(serializers.Serializer):
+    screenshot = serializers.FileField(help_text="The current screen: PNG, JPEG or WebP.")
+    xml = serializers.CharField(required=False, allow_blank=True, help_text=XML_HELP)
+    activity = serializers.CharField(
+        required=False, allow_blank=True, max_length=255, help_text=ACTIVITY_HELP
+    )
+
+
+class LocateJSONSerializer(serializers.Serializer):
+    screenshot = serializers.CharField(help_text="The current screen's image bytes, base64.")
+    xml = serializers.CharField(required=False, allow_blank=True, help_text=XML_HELP)
+    activity = serializers.CharField(
+        required=False, allow_blank=True, max_length=255, help_text=ACTIVITY_HELP
+    )
+
+
+class LocatedNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    description = serializers.CharField(help_text="What the page is, from what its screens share.")
+    activity = serializers.CharField(allow_blank=True)
+    labels = serializers.ListField(child=serializers.CharField())
+    varies = serializers.ListField(
+        child=serializers.CharField(), help_text="Fields whose values differ between visits."
+    )
+    reference = serializers.CharField(help_text="sha256 of the node's reference screenshot.")
+    members = serializers.IntegerField(help_text="Screens merged into the node.")
+
+
+class CandidateSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    description = serializers.CharField()
+    structure = serializers.FloatField(help_text="Share of structure (0 to 1).")
+    look = serializers.FloatField(help_text="Correlation of the looks (-1 to 1).")
+
+
+class OptionSerializer(serializers.Serializer):
+    edge = serializers.CharField()
+    instruction = serializers.CharField(allow_blank=True)
+    action_type = serializers.CharField()
+    action = serializers.DictField(help_text="The recorded action (canonical schema).")
+    element = serializers.DictField(help_text="The element it hit; {} when none.")
+    effect = serializers.CharField(allow_blank=True, help_text="What the action does.")
+    seen = serializers.IntegerField(help_text="How many times it was taken.")
+
+
+class SelfLoopOptionSerializer(OptionSerializer):
+    fields = serializers.ListField(
+        child=serializers.CharField(), help_text="The fields it changes, as element.field."
+    )
+
+
+class TargetNodeSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["state", "external"])
+    description = serializers.CharField()
+
+
+class TransitionOptionSerializer(OptionSerializer):
+    target = TargetNodeSerializer()
+
+
+class FixedOptionSerializer(serializers.Serializer):
+    instruction = serializers.CharField()
+    actions = serializers.ListField(child=serializers.CharField())
+
+
+class NodeOptionsSerializer(serializers.Serializer):
+    self_loops = SelfLoopOptionSerializer(many=True)
+    transitions = TransitionOptionSerializer(many=True)
+    task_completion = FixedOptionSerializer()
+    free_action = FixedOptionSerializer()
+
+
+class LocationSerializer(serializers.Serializer):
+    graph = serializers.IntegerField()
+    app = serializers.CharField()
+    version = serializers.IntegerField()
+    located = serializers.BooleanField()
+    node = LocatedNodeSerializer(allow_null=True, help_text="null: no node takes the screen.")
+    structure = serializers.FloatField()
+    look = serializers.FloatField()
+    reason = serializers.CharField(allow_blank=True, help_text="Why no node took the screen.")
+    candidates = CandidateSerializer(many=True, help_text="The nearest nodes, nearest first.")
+    options = NodeOptionsSerializer()
+
+
+def _screenshot_of_json(text: str) -> bytes:
+    """Base64 image bytes, their size checked before they are decoded."""
+    check_file_size(len(text) * 3 // 4, "screenshot")
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidData("screenshot: not base64 image bytes") from None
+
+
+@extend_schema(tags=["graphs"])
+class AppGraphLocateView(WaypointAPIView):
+    parser_classes = [parsers.MultiPartParser, parsers.FormParser, JSONParser]
+
+    @extend_schema(
+        summary="Locate a screen on an app graph: its node and the node's options (UI-KOBE)",
+        description="Send the current screenshot (and its XML) as multipart/form-data, or as "
+        "JSON with the image in base64. The answer names the node the screen is on (or null, "
+        "with the nearest nodes), and the options there: self-loop actions with the fields "
+        "they change, transitions to neighbouring nodes with their instruction, effect and "
+        "target, task completion, and a free action.",
+        request={
+            "multipart/form-data": LocateUploadSerializer,
+            "application/json": LocateJSONSerializer,
+        },
+        responses={
+            200: LocationSerializer,
+            **_errors(400, 401, 404),
+            422: OpenApiResponse(
+                ErrorSerializer,
+                description="Not an image, an image or XML too large, XML that is no UI dump, "
+                "or a graph not ready (or exported by a version that kept no exemplars).",
+            ),
+        },
+    )
+    def post(self, request: Request, graph_id: int) -> Response:
+        graph = access_app_graph(request.user, graph_id)
+        if request.content_type.startswith("application/json"):
+            data = check_serializer(LocateJSONSerializer(data=request.data))
+            image = _screenshot_of_json(data["screenshot"])
+        else:
+            if "screenshot" not in request.FILES:
+                raise InvalidRequest(
+                    "screenshot: no file was uploaded (send it as multipart/form-data, "
+                    "or as base64 in JSON)"
+                )
+            data = check_serializer(LocateUploadSerializer(data=request.data))
+            image = read_upload(data["screenshot"], "screenshot")
+        xml = data.get("xml") or ""
+        if xml:
+            check_file_size(len(xml), "xml")
+        result = locate_on_app_graph(graph, image, xml or None, data.get("activity") or "")
+        return Response(result)

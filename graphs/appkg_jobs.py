@@ -1,4 +1,5 @@
-"""App knowledge graphs of a project: built by a background job, imported, exported.
+"""App knowledge graphs of a project: built by a background job, imported, exported, and used
+at run time to locate a screen (:func:`locate_on_app_graph`).
 
 Each build or import is a new version of the app's graph (an :class:`AppGraph` row); the graph
 itself is its canonical JSON export, stored in the row's file.
@@ -20,7 +21,14 @@ from trajectories.selectors import check_trajectory_filters
 from trajectories.services import record_event
 from trajectories.validation import InvalidData
 
-from .appkg import AppGraphParams, build_app_graph, dump_app_graph, load_app_graph
+from .appkg import (
+    AppGraphLocator,
+    AppGraphParams,
+    build_app_graph,
+    dump_app_graph,
+    load_app_graph,
+    node_options,
+)
 from .appkg_inputs import app_trajectories, read_trajectory_inputs
 from .models import AppGraph, GraphStatus
 
@@ -137,3 +145,56 @@ def app_graph_document(graph: AppGraph) -> bytes:
         raise InvalidData(f"app graph v{graph.version} of {graph.app} is {graph.status}, not ready")
     with graph.file.open("rb") as f:
         return f.read()
+
+
+# ------------------------------------------------------------------------------ at run time
+
+_LOCATORS: dict[tuple[int, str], AppGraphLocator] = {}
+_KEPT_LOCATORS = 16
+
+
+def app_graph_locator(graph: AppGraph) -> AppGraphLocator:
+    """The ready graph's locator, read once per process (a stored version never changes)."""
+    if graph.status != GraphStatus.READY or not graph.file:
+        raise InvalidData(
+            f"app graph {graph.pk} is {graph.status}: it can locate screens when ready"
+        )
+    key = (graph.pk, graph.file.name)
+    locator = _LOCATORS.get(key)
+    if locator is None:
+        locator = AppGraphLocator(load_app_graph(app_graph_document(graph)))
+        if len(_LOCATORS) >= _KEPT_LOCATORS:
+            _LOCATORS.pop(next(iter(_LOCATORS)))
+        _LOCATORS[key] = locator
+    return locator
+
+
+def locate_on_app_graph(
+    graph: AppGraph, screenshot: bytes, xml: bytes | str | None = None, activity: str = ""
+) -> dict[str, Any]:
+    """The node of a screenshot (and its XML) in the graph, and the node's options."""
+    locator = app_graph_locator(graph)
+    where = locator.locate(screenshot, xml or None, activity)
+    node = where.node
+    return {
+        "graph": graph.pk,
+        "app": graph.app,
+        "version": graph.version,
+        "located": node is not None,
+        "node": None
+        if node is None
+        else {
+            "id": node.id,
+            "description": node.description,
+            "activity": node.activity,
+            "labels": node.labels,
+            "varies": node.varies,
+            "reference": node.reference,
+            "members": len(node.members),
+        },
+        "structure": where.structure,
+        "look": where.look,
+        "reason": where.reason,
+        "candidates": where.candidates,
+        "options": node_options(locator.graph, node.id if node else None),
+    }

@@ -169,7 +169,7 @@ def test_any_regime_puts_the_memory_graphs_block_before_the_screenshot(
         (
             "openai",
             "agent: openai needs a regime, one of mobile_use, androtmem-v1, androtmem-v2, "
-            "androtmem-v3 (e.g. openai:mobile_use), got ''",
+            "androtmem-v3, app-graph (e.g. openai:mobile_use), got ''",
         ),
         ("random:fast", "agent: random has no regime (got random:fast)"),
         ("random,temperature=1", "agent: random has no option 'temperature' (its options: seed)"),

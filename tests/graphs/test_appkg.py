@@ -70,14 +70,19 @@ def test_screens_of_one_page_merge_into_one_state(shop_project):
     assert graph.stats["nodes"] == 4
 
 
-def test_transitions_carry_action_instruction_and_target(shop_project):
+def test_transitions_carry_action_element_instruction_and_effect(shop_project):
     graph = build(shop_project, SHOP)
     home = next(n for n in graph.nodes if n.activity.endswith("HomeActivity"))
     tap = next(e for e in graph.edges if e.source == home.id and e.action_type == "click")
     assert tap.instruction == "Tap the 'Search products' field"
-    assert tap.target_observation["resource_id"] == f"{SHOP}:id/input"
-    assert tap.target_observation["class"] == "android.widget.EditText"
-    assert len(tap.target_observation["bounds"]) == 4
+    assert tap.element["resource_id"] == f"{SHOP}:id/input"
+    assert tap.element["class"] == "android.widget.EditText"
+    assert len(tap.element["bounds"]) == 4
+    # The target observation is what the tap did: it opened the search page.
+    search = graph.node(tap.target)
+    assert tap.target_observation["node"] == search.id
+    assert tap.target_observation["effect"] == f"opens the {search.description}"
+    assert "Filter" in tap.target_observation["appeared"]
     assert not tap.self_loop and tap.schema_delta is None
     assert len(tap.occurrences) == 4  # one per trajectory, merged into one edge
     # Leaving the app for the notes app ends at an external node named after it.
@@ -97,8 +102,10 @@ def test_self_loops_record_which_fields_changed(shop_project):
     field = [c for c in typed.schema_delta["changes"] if c["resource_id"] == f"{SHOP}:id/input"]
     assert field[0]["field"] == "text"
     assert field[0]["after"] == typed.action["text"]
-    wait = next(e for e in loops if e.action_type == "wait")
-    assert wait.schema_delta == {"changes": [], "count": 0, "compared": True}
+    assert "input.text" in typed.schema_delta["fields"]
+    assert typed.target_observation["effect"].startswith(
+        f"changes input text {field[0]['before']!r} → {typed.action['text']!r}"
+    )
 
 
 def test_each_app_has_its_own_graph(shop_project):
@@ -136,9 +143,11 @@ def test_real_droidbot_run(project):
         if edge.self_loop:
             assert edge.schema_delta is not None and edge.schema_delta["compared"]
     # Ticking a photo's checkbox keeps the page and changes the box: a self-loop saying so.
-    tick = next(e for e in graph.edges if e.target_observation["resource_id"].endswith("check"))
+    tick = next(e for e in graph.edges if e.element["resource_id"].endswith("check"))
     assert tick.self_loop
     assert any(c["field"] == "checked" for c in tick.schema_delta["changes"])
+    assert "cb_album_check.checked" in tick.schema_delta["fields"]
+    assert "cb_album_check checked False → True" in tick.target_observation["effect"]
     assert load_app_graph(dump_app_graph(graph)).to_dict() == graph.to_dict()
 
 

@@ -47,7 +47,7 @@ def test_app_graph_click_a_node_then_an_edge(browser, live_server, bob, app_grap
     shot(page, f"app-graph-{size[0]}")
     no_overflow(page)
     # The search page, drawn with its member count, opens its panel.
-    search = page.locator('#graph-svg .node[aria-label^="SearchActivity"]').first
+    search = page.locator('#graph-svg .node[aria-label^="search page"]').first
     search.click()
     page.wait_for_selector("#graph-panel [data-panel-node] .member-grid img")
     assert "Outgoing transitions" in page.inner_text("#graph-panel")
