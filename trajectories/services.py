@@ -291,26 +291,8 @@ def do_import_trajectory(
     recorder = users.filter(username=record.recorded_by).first() if record.recorded_by else None
     with transaction.atomic():
         task = get_or_create_task(project, record.task)
-        device = record.device
-        trajectory = Trajectory.objects.create(
-            project=project,
-            task=task,
-            uid=record.uid,
-            device_serial=device.get("serial", ""),
-            device_model=device.get("model", ""),
-            android_version=device.get("android_version", ""),
-            screen_width=device.get("width", 0),
-            screen_height=device.get("height", 0),
-            density=device.get("density", 0),
-            recorded_by=recorder,
-            recorder_name=record.recorded_by or "",
-            source=record.source,
-            status=record.status,
-            outcome=record.outcome,
-            step_count=len(record.steps),
-            metadata=record.metadata,
-            recorded_at=record.recorded_at,
-        )
+        trajectory = _trajectory_row(project, task, record, {record.recorded_by: recorder})
+        trajectory.save(force_insert=True)
         screens = Screen.objects.bulk_create(
             [
                 Screen(
