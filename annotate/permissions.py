@@ -18,7 +18,6 @@ from trajectories.access import (
     access_project,
     access_trajectory,
     role_in,
-    trajectories_of,
 )
 from trajectories.labels.protocol import undo_state_subqueries
 from trajectories.models import Membership, Project, Role, Trajectory
