@@ -102,9 +102,8 @@ def test_a_proposal_of_another_trajectory_is_refused(proposal, project, bob, ali
         items="all",
     )
     assert answer.status_code == 400
-    assert (
-        f"proposal '{proposal.pk}' is not a proposal of this trajectory"
-        in unescape(answer.content.decode())
+    assert f"proposal '{proposal.pk}' is not a proposal of this trajectory" in unescape(
+        answer.content.decode()
     )
 
 
