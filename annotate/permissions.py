@@ -18,7 +18,6 @@ from trajectories.access import (
     access_project,
     access_trajectory,
     role_in,
-    trajectories_of,
 )
 from trajectories.labels.protocol import undo_state_subqueries
 from trajectories.models import Membership, Project, Role, Trajectory
@@ -86,12 +85,15 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     Only for a page drawn right away: an edit changes these facts, so the edit views load the
     trajectory with :func:`access_labels` and ask as they draw.
     """
+    if not user.is_authenticated:
+        raise Http404("No such trajectory")
     here = OuterRef("pk")
     viewer_role = Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk)
     try:
+        # Membership is the role read with the trajectory (none: an outsider, a 404), not a
+        # second subquery over the user's projects as trajectories_of() has it.
         trajectory = (
-            trajectories_of(user)
-            .select_related("project", "task")  # the page names no recorder
+            Trajectory.objects.select_related("project", "task")  # the page names no recorder
             .annotate(
                 viewer_role=Subquery(viewer_role.values("role")[:1]),
                 has_assignees=Exists(Assignment.objects.filter(trajectory=here)),
@@ -103,6 +105,8 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
         )
     except (Trajectory.DoesNotExist, ValueError, TypeError):
         raise Http404("No such trajectory") from None
+    if trajectory.viewer_role is None and not user.is_superuser:
+        raise Http404("No such trajectory")
     known = trajectory.__dict__
     if not trajectory.has_assignees:
         known["_assignees"] = frozenset()

@@ -18,6 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -310,10 +311,15 @@ def _selected(request: HttpRequest, trajectory: Trajectory) -> int:
     return min(max(index, 0), max(trajectory.step_count - 1, 0))
 
 
-def _render(request, trajectory, role, index, template, *, status=200, **extra) -> HttpResponse:
+def _context(request, trajectory, role, index, **extra) -> dict[str, Any]:
     context = labels_context(trajectory, index, request.user, role)
     context.update(step_context(trajectory, index, context, extra.get("steps")))
     context.update(project=trajectory.project, **extra)
+    return context
+
+
+def _render(request, trajectory, role, index, template, *, status=200, **extra) -> HttpResponse:
+    context = _context(request, trajectory, role, index, **extra)
     return render(request, template, context, status=status)
 
 
@@ -327,15 +333,12 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
     else:
         # The filmstrip's steps; the selected one is among them, with its XML.
         steps = page_steps(trajectory)
-        response = _render(
-            request,
-            trajectory,
-            role,
-            index,
-            "annotate/workspace.html",
-            steps=steps,
-            task=trajectory.task,
-        )
+        context = _context(request, trajectory, role, index, steps=steps, task=trajectory.task)
+        # The page is drawn by Jinja2 (annotate/jinja2/), inside the site's frame: a Django
+        # template, as every other page has.
+        page = render_to_string("annotate/_workspace.html", context, request)
+        frame = {"task": trajectory.task, "project": trajectory.project, "page": page}
+        response = render(request, "annotate/workspace.html", frame)
     response["Vary"] = "HX-Request"
     return response
 

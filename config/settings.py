@@ -109,6 +109,15 @@ TEMPLATES = [
             ],
         },
     },
+    # The annotation workspace's templates (each app's jinja2/ folder): the page most drawn,
+    # several times faster to render in Jinja2 (config/jinja.py). Names not found among the
+    # Django templates above are looked up here.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {"environment": "config.jinja.environment"},
+    },
 ]
 
 # A connection serves the requests of this many seconds (0: one per request), saving a connect

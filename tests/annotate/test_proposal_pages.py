@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import unescape
+
 import pytest
 
 from annotate.models import Proposal, ProposalStatus
@@ -100,9 +102,8 @@ def test_a_proposal_of_another_trajectory_is_refused(proposal, project, bob, ali
         items="all",
     )
     assert answer.status_code == 400
-    assert (
-        f"proposal &#x27;{proposal.pk}&#x27; is not a proposal of this trajectory"
-        in answer.content.decode()
+    assert f"proposal '{proposal.pk}' is not a proposal of this trajectory" in unescape(
+        answer.content.decode()
     )
 
 

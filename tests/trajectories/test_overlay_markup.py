@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from django.template import Context, Template
+from django.template import Context, Template, engines
 
 from trajectories.models import Screen, Step
 
@@ -50,6 +50,30 @@ def test_the_overlay_draws_the_action_and_escapes_what_the_recorder_sent(name):
         screen=Screen(width=1080, height=2400),
     )
     assert OVERLAY.render(Context({"step": step})) == overlays_expected()[name]
+
+
+# The workspace (drawn by Jinja2) has the overlay as a macro over the same shapes.
+JINJA_OVERLAY = engines["jinja2"].from_string(
+    '{% from "trajectories/_action_overlay.html" import action_overlay %}'
+    '{{ action_overlay(overlay_shapes(step, "overlay")) }}'
+)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIONS))
+def test_the_workspace_draws_the_same_overlay(name):
+    fields, target = ACTIONS[name]
+    kind, action = fields["type"], {k: v for k, v in fields.items() if k != "type"}
+    step = Step(
+        index=0,
+        action_type=kind,
+        action=action,
+        target=target,
+        screen=Screen(width=1080, height=2400),
+    )
+    drawn = JINJA_OVERLAY.render({"step": step})
+    # The same markup; Jinja2 writes quotes escaped as &#34; and &#39;.
+    expected = overlays_expected()[name].replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
+    assert drawn == expected
 
 
 def test_every_drawn_action_is_checked():

@@ -1,0 +1,53 @@
+"""The Jinja2 environment of the pages whose render time matters (the annotation workspace).
+
+Django's own Jinja2 backend loads these templates from each app's ``jinja2/`` folder, with
+autoescaping on; this adds what the Django templates have built in: ``url()``, ``static()``
+and the few filters the pages use, read from the same functions as the Django templates'.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.template.defaultfilters import pluralize, truncatechars
+from django.templatetags.static import static
+from django.urls import reverse
+from django.utils import dateformat, timezone
+from jinja2 import ChainableUndefined, Environment
+
+from trajectories.templatetags.trajectory_tags import action_summary, overlay_shapes
+
+
+def url(name: str, *args: Any) -> str:
+    """``{% url name args %}``."""
+    return reverse(name, args=args)
+
+
+def date(value: datetime | None, format_string: str) -> str:
+    """``|date``: the time in the current time zone, in Django's date format."""
+    if value is None:
+        return ""
+    if timezone.is_aware(value):
+        value = timezone.localtime(value)
+    return dateformat.format(value, format_string)
+
+
+def username(user: Any) -> str:
+    """``user.get_username`` of the Django templates: empty for no user."""
+    return user.get_username() if user else ""
+
+
+def environment(**options: Any) -> Environment:
+    # As in Django's templates, a missing variable (or one of its attributes) is empty.
+    options["undefined"] = ChainableUndefined
+    env = Environment(**options)
+    env.globals.update(url=url, static=static, overlay_shapes=overlay_shapes)
+    env.filters.update(
+        action_summary=action_summary,
+        truncatechars=truncatechars,
+        pluralize=pluralize,
+        date=date,
+        username=username,
+    )
+    return env
