@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer
 from trajectories.models import Role
+from trajectories.validation import InvalidRequest
 from trajectories.views import JOB_ROLES
 
 from .access import access_exploration
@@ -119,7 +120,7 @@ class ExplorationStopView(WaypointAPIView):
     @extend_schema(
         summary="Stop an exploration (it resumes from its last whole episode)",
         request=None,
-        responses={200: ExplorationSerializer, **_errors(401, 403, 404)},
+        responses={200: ExplorationSerializer, **_errors(401, 403, 404, 422)},
     )
     def post(self, request: Request, exploration_id: int) -> Response:
         x = access_exploration(request.user, exploration_id)
@@ -132,7 +133,7 @@ class ExplorationResumeView(WaypointAPIView):
     @extend_schema(
         summary="Resume a stopped exploration from its saved frontier",
         request=None,
-        responses={202: ExplorationSerializer, **_errors(401, 403, 404)},
+        responses={202: ExplorationSerializer, **_errors(401, 403, 404, 422)},
     )
     def post(self, request: Request, exploration_id: int) -> Response:
         x = access_exploration(request.user, exploration_id)
@@ -173,5 +174,7 @@ class DenyListView(WaypointAPIView):
     )
     def put(self, request: Request, project_id: int, app: str) -> Response:
         project = access_project(request.user, project_id, roles=(Role.ADMIN,))
+        if not isinstance(request.data, dict):
+            raise InvalidRequest("send a JSON object: {\"entries\": [...]}")
         deny = do_set_deny_list(project, app, request.data.get("entries"))
         return Response(deny_dict(deny.app, deny.entries))

@@ -114,6 +114,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
         404: "No such object, or not one of the user's projects.",
         409: "The job has no file to download (yet).",
         410: "The job's file is no longer in storage.",
+        422: "Not possible given the stored data; the message says why.",
     }
     return {code: OpenApiResponse(ErrorSerializer, description=described[code]) for code in codes}
 

@@ -34,6 +34,7 @@ from annotate.services import do_assign, do_comment, do_request_proposal
 from annotate.services.proposals import run_proposal
 from devices.services import do_take_device
 from devices.virtual import VirtualDevice
+from explore.models import Exploration, ExplorationStatus
 from graphs.appkg_jobs import do_start_app_graph
 from graphs.services import do_build_memory_graph
 from tests.agents.builders import finished_run
@@ -107,6 +108,15 @@ def world(project, alice, bob, adb_servers, own_device, settings):
     run_proposal(proposal)
     run = finished_run(project, alice, {("freshcart-order-number", 1): "ok"})
     suite = do_make_suite(project, alice, "basics", "1", ["freshcart-order-number"], "1..2")
+    # A finished exploration (stopping or resuming it is refused: no walk starts here).
+    exploration = Exploration.objects.create(
+        project=project,
+        app="com.waypoint.mailbox",
+        serial=device.serial,
+        budget_steps=10,
+        status=ExplorationStatus.FINISHED,
+        created_by=alice,
+    )
     return {
         "project_id": project.pk,
         "task_id": trajectory.task_id,
@@ -128,6 +138,8 @@ def world(project, alice, bob, adb_servers, own_device, settings):
         "run_id": run.pk,
         "name": suite.name,
         "version": suite.version,
+        "exploration_id": exploration.pk,
+        "app": exploration.app,
     }
 
 

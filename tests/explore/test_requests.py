@@ -111,6 +111,9 @@ def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, b
     bad = api.put(url, {"entries": "id:"}, format="json")
     assert bad.status_code == 422
     assert bad.json()["detail"] == "deny: 'id:' names no resource id"
+    not_an_object = api.put(url, False, format="json")
+    assert not_an_object.status_code == 400
+    assert not_an_object.json()["detail"] == 'send a JSON object: {"entries": [...]}'
     api.force_authenticate(bob)
     assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]
     assert api.put(url, {"entries": []}, format="json").status_code == 403
