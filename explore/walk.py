@@ -26,8 +26,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
+from devices.models import Lease
 from devices.services import DeviceUnavailable, LeaseConflict, do_heartbeat
 from devices.services.adb import DEVICE_ERRORS
 from devices.services.leases import do_release_device, do_take_device
@@ -62,6 +64,8 @@ log = logging.getLogger(__name__)
 PARAMS = AppGraphParams(structure_threshold=0.9)
 MAX_EPISODE_STEPS = 40  # an episode this long ends: the next starts from a fresh app
 TODO, DONE, REFUSED, GONE = "todo", "done", "refused", "gone"
+LEASE_GRACE_S = 5  # past a lost worker's lease's expiry, before its device is given up
+LEASE_POLL_S = 1
 
 
 class Stopped(Exception):
@@ -462,6 +466,24 @@ def run_exploration_job(job: Job, progress) -> dict[str, Any]:
     return explore(exploration)
 
 
+def take_for(exploration: Exploration, user) -> Lease:
+    """Lease the exploration's device. A lease its owner holds already is one a lost worker of
+    this exploration left (a walk is started only on a free device): it expires within
+    WAYPOINT_LEASE_SECONDS of its last renewal, so wait that long for it; another's lease is
+    refused at once."""
+    deadline = time.monotonic() + settings.WAYPOINT_LEASE_SECONDS + LEASE_GRACE_S
+    while True:
+        try:
+            return do_take_device(exploration.serial, exploration.adb_server, user, exclusive=True)
+        except LeaseConflict:
+            own = Lease.objects.filter(
+                serial=exploration.serial, holder=user, expires_at__gt=timezone.now()
+            ).exists()
+            if not own or time.monotonic() >= deadline:
+                raise
+            time.sleep(LEASE_POLL_S)
+
+
 def explore(exploration: Exploration, *, observer=None) -> dict[str, Any]:
     """Walk the exploration on its device (in this process) and build its graph."""
     user = exploration.created_by
@@ -471,7 +493,7 @@ def explore(exploration: Exploration, *, observer=None) -> dict[str, Any]:
         status=ExplorationStatus.RUNNING, stop_requested=False, message=""
     )
     try:
-        lease = do_take_device(exploration.serial, exploration.adb_server, user, exclusive=True)
+        lease = take_for(exploration, user)
     except LeaseConflict as exc:
         return _fail(exploration, str(exc))
     began = time.monotonic()
