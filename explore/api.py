@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer
 from trajectories.models import Role
-from trajectories.validation import InvalidRequest
 from trajectories.views import JOB_ROLES
 
 from .access import access_exploration
@@ -174,7 +173,6 @@ class DenyListView(WaypointAPIView):
     )
     def put(self, request: Request, project_id: int, app: str) -> Response:
         project = access_project(request.user, project_id, roles=(Role.ADMIN,))
-        if not isinstance(request.data, dict):
-            raise InvalidRequest("send a JSON object: {\"entries\": [...]}")
-        deny = do_set_deny_list(project, app, request.data.get("entries"))
+        data = check_serializer(DenyListSerializer(data=request.data))
+        deny = do_set_deny_list(project, app, data["entries"])
         return Response(deny_dict(deny.app, deny.entries))

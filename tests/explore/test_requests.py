@@ -108,12 +108,19 @@ def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, b
     assert put.status_code == 200
     assert put.json()["entries"] == ["Archive", "id:nav_delete"]
     assert "send" in put.json()["default"]
-    bad = api.put(url, {"entries": "id:"}, format="json")
+    bad = api.put(url, {"entries": ["id:"]}, format="json")
     assert bad.status_code == 422
     assert bad.json()["detail"] == "deny: 'id:' names no resource id"
-    not_an_object = api.put(url, False, format="json")
-    assert not_an_object.status_code == 400
-    assert not_an_object.json()["detail"] == 'send a JSON object: {"entries": [...]}'
+    shapeless = [
+        (False, "Invalid data. Expected a dictionary, but got bool."),
+        ({}, "entries: This field is required."),
+        ({"entries": "Archive"}, "entries: must be a list, got 'Archive'"),
+        ({"entries": ["Arch\x00ive"]}, "entries.0: Null characters are not allowed."),
+    ]
+    for body, message in shapeless:
+        refused = api.put(url, body, format="json")
+        assert (refused.status_code, refused.json()["detail"]) == (400, message)
+    assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]  # left as it was
     api.force_authenticate(bob)
     assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]
     assert api.put(url, {"entries": []}, format="json").status_code == 403
