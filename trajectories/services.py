@@ -175,20 +175,23 @@ def do_remove_membership(project: Project, user, actor) -> None:
     )
 
 
+def task_fields(record: TaskRecord) -> dict[str, Any]:
+    """A new task's fields (beside its project and uid), as a record gives them."""
+    return {
+        "goal": record.goal,
+        "apps": record.apps,
+        "intent": record.intent,
+        "difficulty": record.difficulty,
+        "gold_answer": record.gold_answer,
+        "grading_rule": record.grading_rule,
+        "memory_items": record.memory_items,
+    }
+
+
 def get_or_create_task(project: Project, record: TaskRecord) -> Task:
     check_grading_rule(record.grading_rule, "task.grading_rule")
     task, _ = Task.objects.get_or_create(
-        project=project,
-        uid=record.uid,
-        defaults={
-            "goal": record.goal,
-            "apps": record.apps,
-            "intent": record.intent,
-            "difficulty": record.difficulty,
-            "gold_answer": record.gold_answer,
-            "grading_rule": record.grading_rule,
-            "memory_items": record.memory_items,
-        },
+        project=project, uid=record.uid, defaults=task_fields(record)
     )
     return task
 
@@ -460,17 +463,7 @@ def _tasks_of(project: Project, records: list[TrajectoryRecord]) -> dict[str, Ta
     for record in records:
         task = record.task
         if task.uid not in tasks and task.uid not in missing:
-            missing[task.uid] = Task(
-                project=project,
-                uid=task.uid,
-                goal=task.goal,
-                apps=task.apps,
-                intent=task.intent,
-                difficulty=task.difficulty,
-                gold_answer=task.gold_answer,
-                grading_rule=task.grading_rule,
-                memory_items=task.memory_items,
-            )
+            missing[task.uid] = Task(project=project, uid=task.uid, **task_fields(task))
     if missing:
         tasks.update({t.uid: t for t in Task.objects.bulk_create(list(missing.values()))})
     return tasks
