@@ -18,6 +18,7 @@ from django.db.models import F
 from django.urls import reverse
 
 from trajectories.blobs import read_blob
+from trajectories.labels.cache import labels_at_version
 from trajectories.labels.protocol import EDITABLE, undo_state
 from trajectories.models import (
     Anchor,
@@ -195,68 +196,15 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
     }
 
 
-# The fields of trajectories.labels.parts' subgoal_dict, memory_target_dict and anchor_dict (whose
-# "step" is the anchor's step_index).
-SUBGOAL = ("id", "start", "end", "text", "effect", "behaviour", "success", "origin")
-MEMORY_TARGET = ("id", "key", "value", "encode_step", "evidence", "retrieve_steps")
-ANCHOR = ("id", "key", "type", "content", "description", "evidence")
-
-
-def _anchor_rows(trajectory_id: int):
-    """A row per anchor and link going out of it."""
-    return (
-        Anchor.objects.filter(trajectory_id=trajectory_id)
-        .order_by("step_index", "id", "links_out__id")
-        .values(
-            *ANCHOR,
-            step=F("step_index"),
-            link=F("links_out__id"),
-            link_target=F("links_out__target_id"),
-            relation=F("links_out__relation"),
-            critical=F("links_out__critical"),
-        )
-    )
-
-
-def _anchors_and_links(trajectory: Trajectory) -> tuple[list[dict], list[dict]]:
-    """The trajectory's anchors (by step) and the links between them (by id), in one query."""
-    rows = _anchor_rows(trajectory.pk)
-    anchors: dict[int, dict] = {}
-    found = []
-    for row in rows:
-        anchors.setdefault(row["id"], {k: row[k] for k in (*ANCHOR, "step")})
-        if row["link"] is not None:
-            found.append(row)
-    keys = {a["id"]: a["key"] for a in anchors.values()}
-    links = [
-        {
-            "id": row["link"],
-            "source": row["key"],
-            "target": keys[row["link_target"]],
-            "relation": row["relation"],
-            "critical": row["critical"],
-        }
-        for row in sorted(found, key=lambda row: row["link"])
-    ]
-    return list(anchors.values()), links
-
-
 def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
     """Everything an edit can change, for the selected step ``index``."""
     n = trajectory.step_count
-    # Rows as dicts of trajectories.labels.parts (subgoal_dict, ...), read as values: no model
-    # instances for a page that only shows them.
-    subgoals = list(
-        Subgoal.objects.filter(trajectory_id=trajectory.pk).order_by("start", "id").values(*SUBGOAL)
-    )
+    # As dicts of trajectories.labels.parts (subgoal_dict, ...), kept by the version read.
+    labels = labels_at_version(trajectory)
+    subgoals, memory = labels["subgoals"], labels["memory_targets"]
+    anchors, links = labels["anchors"], labels["links"]
     for i, g in enumerate(subgoals):
         g["colour"] = PALETTE[i % len(PALETTE)]
-    memory = list(
-        MemoryTarget.objects.filter(trajectory_id=trajectory.pk)
-        .order_by("encode_step", "key", "id")
-        .values(*MEMORY_TARGET)
-    )
-    anchors, links = _anchors_and_links(trajectory)
     comments = (
         []
         if trajectory.__dict__.get("has_comments") is False  # known to have none

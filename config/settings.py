@@ -274,6 +274,13 @@ if WAYPOINT_LIST_CACHE_S < 0:
     raise ImproperlyConfigured(
         f"WAYPOINT_LIST_CACHE_S must be 0 or more seconds, got {WAYPOINT_LIST_CACHE_S}"
     )
+# A trajectory's labels, kept in each web process by the version they were read at
+# (trajectories/labels/cache.py), for at most this many seconds; 0: off.
+WAYPOINT_LABELS_CACHE_S = envint("WAYPOINT_LABELS_CACHE_S", 600)
+if WAYPOINT_LABELS_CACHE_S < 0:
+    raise ImproperlyConfigured(
+        f"WAYPOINT_LABELS_CACHE_S must be 0 or more seconds, got {WAYPOINT_LABELS_CACHE_S}"
+    )
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # In process: an entry is named by the project's list_version, which lives in the database,
@@ -282,6 +289,13 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "waypoint-lists",
         "OPTIONS": {"MAX_ENTRIES": 500},  # pages of 20-40 KiB: at most ~20 MiB
+    },
+    # In process too: an entry is named by the trajectory's version, which lives in the
+    # database. The labels of a trajectory of 50 steps pickle to a few KiB.
+    "labels": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "waypoint-labels",
+        "OPTIONS": {"MAX_ENTRIES": 2000},
     },
 }
 

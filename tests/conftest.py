@@ -235,8 +235,10 @@ def shot(page, name: str, **options) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_list_cache():
-    """Each test starts with no kept lists: a test database is emptied between tests, so a
-    project of the next test can have the same id and list version as one of the last."""
+    """Each test starts with no kept lists or labels: a test database is emptied between
+    tests, so a project (trajectory) of the next test can have the same id and version as one
+    of the last."""
     from django.core.cache import caches
 
     caches["lists"].clear()
+    caches["labels"].clear()

@@ -91,6 +91,12 @@ def test_a_bad_connection_age_is_a_clear_error(tmp_path):
     assert "WAYPOINT_CONN_MAX_AGE must be 0 or more seconds, got -5" in result.stderr
 
 
+def test_a_bad_labels_cache_lifetime_is_a_clear_error(tmp_path):
+    result = database_settings(tmp_path, DEBUG="0", WAYPOINT_LABELS_CACHE_S="-1")
+    assert result.returncode != 0
+    assert "WAYPOINT_LABELS_CACHE_S must be 0 or more seconds, got -1" in result.stderr
+
+
 def s3_settings(monkeypatch, tmp_path) -> dict:
     """config/settings.py run afresh with a bucket named (``runpy``: Django's copy stays)."""
     monkeypatch.setenv("DEBUG", "1")

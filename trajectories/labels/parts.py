@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import F
+
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Step, Subgoal, Trajectory
 
 STEP_FIELDS = ("thought", "summary", "memory", "trainable")
@@ -127,14 +129,50 @@ def step_dict(step: Step) -> dict[str, Any]:
     return {"index": step.index, **{f: getattr(step, f) for f in STEP_FIELDS}}
 
 
+ANCHOR_FIELDS = ("id", "key", "type", "content", "description", "evidence")
+
+
 def anchors_part(trajectory: Trajectory) -> dict[str, Any]:
-    anchors = list(Anchor.objects.filter(trajectory=trajectory).order_by("step_index", "id"))
-    keys = {a.pk: a.key for a in anchors}
-    links = AnchorLink.objects.filter(source__trajectory=trajectory).order_by("id")
-    return {
-        "anchors": [anchor_dict(a) for a in anchors],
-        "links": [link_dict(link, keys) for link in links],
-    }
+    """The anchors (by step) and the links going out of them (by id), in one query: a row per
+    anchor and outgoing link."""
+    rows = (
+        Anchor.objects.filter(trajectory_id=trajectory.pk)
+        .order_by("step_index", "id", "links_out__id")
+        .values(
+            *ANCHOR_FIELDS,
+            step=F("step_index"),
+            link=F("links_out__id"),
+            link_target=F("links_out__target_id"),
+            relation=F("links_out__relation"),
+            critical=F("links_out__critical"),
+        )
+    )
+    anchors: dict[int, dict[str, Any]] = {}
+    outgoing = []
+    for row in rows:
+        anchors.setdefault(
+            row["id"],
+            {
+                "id": row["id"],
+                "key": row["key"],
+                "step": row["step"],
+                **{f: row[f] for f in ANCHOR_FIELDS[2:]},
+            },
+        )
+        if row["link"] is not None:
+            outgoing.append(row)
+    keys = {a["id"]: a["key"] for a in anchors.values()}
+    links = [
+        {
+            "id": row["link"],
+            "source": row["key"],
+            "target": keys[row["link_target"]],
+            "relation": row["relation"],
+            "critical": row["critical"],
+        }
+        for row in sorted(outgoing, key=lambda row: row["link"])
+    ]
+    return {"anchors": list(anchors.values()), "links": links}
 
 
 def snapshot(trajectory: Trajectory, part: Part) -> Any:
@@ -191,12 +229,27 @@ def restore(trajectory: Trajectory, part: Part, value: Any) -> None:
         raise ValueError(f"unknown label part {part!r}")
 
 
-def all_labels(trajectory: Trajectory) -> dict[str, Any]:
-    """Every label of the trajectory, for the API and for copies."""
-    steps = Step.objects.filter(trajectory=trajectory).order_by("index")
+def label_parts(trajectory: Trajectory) -> dict[str, Any]:
+    """The trajectory's subgoals, memory targets, anchors and links (its labels but the
+    steps'), in three queries."""
     return {
         "subgoals": snapshot(trajectory, "subgoals"),
-        "steps": [step_dict(s) for s in steps.only("index", "trajectory_id", *STEP_FIELDS)],
         "memory_targets": snapshot(trajectory, "memory_targets"),
         **anchors_part(trajectory),
     }
+
+
+def all_labels(trajectory: Trajectory) -> dict[str, Any]:
+    """Every label of the trajectory, for the API and for copies."""
+    return with_steps(label_parts(trajectory), step_labels(trajectory))
+
+
+def with_steps(parts: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`label_parts` and :func:`step_labels` as one answer, in the API's order."""
+    return {"subgoals": parts["subgoals"], "steps": steps, **parts}
+
+
+def step_labels(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The labels of each step, by index."""
+    steps = Step.objects.filter(trajectory=trajectory).order_by("index")
+    return [step_dict(s) for s in steps.only("index", "trajectory_id", *STEP_FIELDS)]
