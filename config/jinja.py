@@ -1,4 +1,5 @@
-"""The Jinja2 environment of the pages whose render time matters (the annotation workspace).
+"""The Jinja2 environment of the pages whose render time matters (the annotation workspace, the
+trajectory list's rows).
 
 Django's own Jinja2 backend loads these templates from each app's ``jinja2/`` folder, with
 autoescaping on; this adds what the Django templates have built in: ``url()``, ``static()``
