@@ -3,6 +3,8 @@ progress (states, transitions, frontier size), with stop and resume."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -10,7 +12,9 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from devices.models import Device
 from trajectories.access import access_project
+from trajectories.models import Project
 from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES
 
@@ -24,18 +28,29 @@ EDGES_SHOWN = 200
 
 class StartForm(forms.Form):
     app = forms.CharField(help_text="The app's package, e.g. com.waypoint.mailbox")
-    device = forms.CharField(help_text="The device's serial")
+    device = forms.ChoiceField(help_text="One of the project's devices")
     budget = forms.CharField(initial="150", help_text="Steps (150) or minutes (30min)")
     strategy = forms.ChoiceField(choices=Strategy.choices, initial=Strategy.DFS)
     seed = forms.IntegerField(initial=0, min_value=0)
     allow = forms.CharField(required=False, help_text="Deny-list entries to allow, by commas")
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        devices = Device.objects.filter(projects=project)
+        self.fields["device"].choices = [
+            (d.serial, f"{d.label} ({d.serial})" if d.label else d.serial) for d in devices
+        ]
+        if not self.fields["device"].choices:
+            self.fields[
+                "device"
+            ].help_text = "The project has no device yet: an admin grants one on the Devices page"
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_explorations(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
-    form = StartForm(request.POST or None)
+    form = StartForm(request.POST or None, project=project)
     if request.method == "POST":
         access_project(request.user, project_id, roles=JOB_ROLES)
         if form.is_valid():

@@ -20,7 +20,7 @@ def test_a_person_explores_an_app_and_watches_its_states_appear(
 
     page.goto(f"{live_server.url}/projects/{project.pk}/explorations/")
     page.fill("#id_app", "com.waypoint.nothing")
-    page.fill("#id_device", pool.serial)
+    page.select_option("#id_device", pool.serial)
     page.fill("#id_budget", "40")
     page.click("text=Start exploring")
     assert f"app: 'com.waypoint.nothing' is not installed on device {pool.serial}" in (

@@ -100,6 +100,21 @@ def test_the_page_says_why_it_refused(client, pool, project, alice):
     )
 
 
+def test_the_page_offers_the_projects_devices_only(client, pool, project, alice):
+    from devices.models import Device
+
+    Device.objects.create(serial="elsewhere-5556")  # granted to no project
+    client.force_login(alice)
+    page = client.get(f"/projects/{project.pk}/explorations/").content.decode()
+    assert f'<option value="{pool.serial}">' in page
+    assert "elsewhere-5556" not in page
+    refused = client.post(
+        f"/projects/{project.pk}/explorations/",
+        {"app": MAIL, "device": "elsewhere-5556", "budget": "20", "strategy": "dfs", "seed": 0},
+    ).content.decode()
+    assert "Select a valid choice. elsewhere-5556 is not one of the available choices." in refused
+
+
 def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, bob):
     api = APIClient()
     api.force_authenticate(alice)

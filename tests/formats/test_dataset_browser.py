@@ -100,13 +100,13 @@ def test_evaluate_is_in_the_top_bar_and_an_export_takes_approved_work_by_default
     page = page_as(browser, live_server, alice)
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{live_server.url}/projects/{project.pk}/trajectories/")
-    page.click("nav.topnav >> text=Evaluate")
+    page.click("nav.projectnav >> text=Evaluate")
     page.wait_for_selector('h1:has-text("Score an agent\'s predictions")')
     assert page.url.endswith(f"/projects/{project.pk}/evaluate/")
     nav = page.locator("nav.topnav").bounding_box()
     assert nav["height"] < 60, nav  # still one line
 
-    page.click("nav.topnav >> text=Export")
+    page.click("nav.projectnav >> text=Export")
     assert page.input_value("#id_status") == "approved"
     options = page.locator("#id_status option").all_inner_texts()
     assert options[0] == "any status (3)" and "Approved (1)" in options

@@ -56,6 +56,13 @@ def test_long_project_names_are_cut_and_the_table_stays_in_view(
     page.wait_for_selector(".page-head h1")
     nav = page.locator("nav.topnav").bounding_box()
     assert nav["height"] < 60, nav
+    # The project's own bar, below: one line, its name readable (cut at 28rem at most).
+    bar = page.locator("nav.projectnav").bounding_box()
+    assert bar["height"] < 50 and bar["y"] >= nav["y"] + nav["height"], (nav, bar)
+    name = page.locator("nav.projectnav .project-name")
+    assert name.bounding_box()["width"] >= 300, name.bounding_box()
+    assert name.get_attribute("title") == LONG_NAME
+    assert page.locator("nav.projectnav >> text=Members").is_visible()
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], widths
     buttons = page.locator(".page-head .actions").bounding_box()

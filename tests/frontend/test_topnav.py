@@ -1,4 +1,5 @@
-"""Every page's top bar: the site's links, and on a project's pages the project's."""
+"""Every page's top bar with the site's links, and on a project's pages a bar below it with the
+project's."""
 
 from __future__ import annotations
 
@@ -26,9 +27,15 @@ PROJECT_ROUTES = (
 )
 
 
-def links_of(html: str) -> list[tuple[str, str]]:
-    nav = html.split('<nav class="topnav">')[1].split("</nav>")[0]
+def links_of(html: str, bar: str = '<nav class="topnav">') -> list[tuple[str, str]]:
+    if bar not in html:
+        return []
+    nav = html.split(bar)[1].split("</nav>")[0]
     return re.findall(r'<a (?:class="[^"]*" )?href="([^"]*)"[^>]*>([^<]*)</a>', nav)
+
+
+def project_links_of(html: str) -> list[tuple[str, str]]:
+    return links_of(html, '<nav class="projectnav" aria-label="Project">')
 
 
 def test_a_project_page_links_the_site_and_the_project(client, alice):
@@ -42,6 +49,8 @@ def test_a_project_page_links_the_site_and_the_project(client, alice):
         (reverse("annotate-inbox"), "Inbox"),
         (reverse("annotate-review"), "Review"),
         (reverse("device-list"), "Devices"),
+    ]
+    assert project_links_of(html) == [
         (reverse("trajectory-list", args=[project.pk]), name),
         *((reverse(route, args=[project.pk]), label) for label, route in PROJECT_ROUTES),
     ]
@@ -58,6 +67,7 @@ def test_other_pages_link_the_site_only(client, alice):
         "Review",
         "Devices",
     ]
+    assert project_links_of(html) == []
 
 
 def test_signed_out_pages_link_nothing_but_the_brand(client):
@@ -75,6 +85,6 @@ def test_links_keep_the_sites_url_prefix(client, alice):
         html = client.get(f"/projects/{project.pk}/trajectories/").content.decode()
     finally:
         set_script_prefix("/")
-    hrefs = [href for href, _ in links_of(html)]
+    hrefs = [href for href, _ in links_of(html) + project_links_of(html)]
     assert all(href.startswith("/waypoint/") for href in hrefs), hrefs
     assert f"/waypoint/projects/{project.pk}/members/" in hrefs

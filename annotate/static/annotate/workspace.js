@@ -348,10 +348,16 @@
     const screens = $("#ws-main .screens");
     if (!stage || !screens || view.full) return;
     stage.style.removeProperty("--shot-h");
-    // Where the screens start on the page, not where the sticky stage has moved them to.
-    const top = $("#ws-main").getBoundingClientRect().top + window.scrollY +
-      screens.getBoundingClientRect().top - stage.getBoundingClientRect().top;
-    stage.style.setProperty("--shot-h", Math.max(320, window.innerHeight - top - 30) + "px");
+    // The screens' height sets their width, and so how many lines a review comment above
+    // them wraps to, which moves where they start: measured again until it holds.
+    for (let tries = 0; tries < 4; tries++) {
+      // Where the screens start on the page, not where the sticky stage has moved them to.
+      const top = $("#ws-main").getBoundingClientRect().top + window.scrollY +
+        screens.getBoundingClientRect().top - stage.getBoundingClientRect().top;
+      const height = Math.max(320, window.innerHeight - top - 30) + "px";
+      if (stage.style.getPropertyValue("--shot-h") === height) break;
+      stage.style.setProperty("--shot-h", height);
+    }
   }
   window.addEventListener("resize", () => { fitHeight(); applyView(); });
   function applyView() {
