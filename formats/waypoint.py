@@ -24,7 +24,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -173,8 +173,8 @@ def _db_time(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
+    if value.tzinfo is None:  # UTC: what replace(tzinfo=UTC).isoformat() writes, without a copy
+        return value.isoformat() + "+00:00"
     return value.isoformat()
 
 
