@@ -179,7 +179,10 @@ def _db_time(value: Any) -> str | None:
 
 
 def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict[int, int]]]:
-    """Each trajectory's screens as records, and where each screen id is among them."""
+    """Each trajectory's screens as records, and where each screen id is among them.
+
+    Only the JSON columns (:data:`SCREEN_JSON`) can hold a float: :func:`_has_odd_float`
+    walks no other field of a screen."""
     q = connection.ops.quote_name
     screen, blob = q(Screen._meta.db_table), q(Blob._meta.db_table)
     extra = "" if lean else ", s.captured_at, s.features, s.visible_memory"
@@ -216,7 +219,10 @@ def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict
 def _step_rows(
     ids: list[int], lean: bool, screens: dict[int, tuple[list[dict], dict[int, int]]]
 ) -> dict[int, list[dict]]:
-    """Each trajectory's steps as records, in order."""
+    """Each trajectory's steps as records, in order.
+
+    Only the JSON columns (:data:`STEP_JSON`) can hold a float: :func:`_has_odd_float` walks
+    no other field of a step."""
     q = connection.ops.quote_name
     extra = "" if lean else ", action_sent_at, settled_at"
     sql = (
@@ -450,7 +456,24 @@ def _dump(record: dict[str, Any]) -> bytes:
     return line
 
 
-def _has_odd_float(value: Any) -> bool:
+# The only values of a record's screens and steps that can hold a float: their JSON columns.
+# The rest are the rows' text, integers and booleans (see _screen_rows and _step_rows).
+SCREEN_JSON = ("features", "visible_memory")
+STEP_JSON = ("action", "target")
+
+
+def _has_odd_float(record: dict[str, Any]) -> bool:
+    """Whether ``NaN`` or an infinity is anywhere in the record. Of the screens and steps (most
+    of a record) only the JSON values are walked."""
+    values = [value for key, value in record.items() if key != "screens" and key != "steps"]
+    for screen in record["screens"]:
+        values += [screen[key] for key in SCREEN_JSON]
+    for step in record["steps"]:
+        values += [step[key] for key in STEP_JSON]
+    return _odd_float_in(values)
+
+
+def _odd_float_in(value: list[Any] | dict[str, Any]) -> bool:
     pending = [value]
     while pending:
         item = pending.pop()
