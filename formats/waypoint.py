@@ -359,8 +359,10 @@ class _BlobCopier:
     """Puts blobs into an export folder, each once, and lists each in the side file of sums in
     the order the records first name it (so the manifest does not depend on timing).
 
-    From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link:
-    the folder is the user's, and a file edited there in place would change the stored blob.
+    From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link
+    unless ``WAYPOINT_EXPORT_LINK_BLOBS`` asks for one: the folder is the user's, and a file
+    edited there in place would change the stored blob (a link that cannot be made, e.g.
+    across file systems, falls back to the copy).
     From storage without local paths (S3) the file is streamed. Copies run in a few threads, so
     the time a file system takes to create files overlaps; at most ``IN_FLIGHT`` wait. The
     names put lately are remembered (a bounded number), so a screen shown again and again
@@ -380,6 +382,7 @@ class _BlobCopier:
             self.local: str | None = default_storage.path("")
         except NotImplementedError:
             self.local = None
+        self.link = settings.WAYPOINT_EXPORT_LINK_BLOBS
 
     def __enter__(self) -> _BlobCopier:
         return self
@@ -418,11 +421,22 @@ class _BlobCopier:
             if self.local is None:
                 with open(target, "xb") as out, default_storage.open(stored, "rb") as src:
                     shutil.copyfileobj(src, out)
+            elif self.link:
+                self._link(os.path.join(self.local, stored), target)
             else:
                 self._copy(os.path.join(self.local, stored), target)
         except FileExistsError:
             return False
         return True
+
+    @classmethod
+    def _link(cls, source: str, target: str) -> None:
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            raise
+        except OSError:  # another file system, links not allowed or too many: a copy
+            cls._copy(source, target)
 
     @staticmethod
     def _copy(source: str, target: str) -> None:
