@@ -337,6 +337,10 @@ WAYPOINT_MAX_IMAGE_SIDE = _LIMITS["WAYPOINT_MAX_IMAGE_SIDE"]
 # Processes that check an import's files (sha256, image decode, XML parse) beside the reading
 # of its lines; 0 is one per CPU, 1 checks them in the importing process itself.
 WAYPOINT_IMPORT_WORKERS = envint("WAYPOINT_IMPORT_WORKERS", 0)
+# A native export hard-links the blobs (off: copies them) where the export folder and the
+# blob storage share a file system; an export's file then IS the stored blob, and editing it in
+# place would change the stored one. Off by default; on where exports are only read.
+WAYPOINT_EXPORT_LINK_BLOBS = envbool("WAYPOINT_EXPORT_LINK_BLOBS")
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024**2
 

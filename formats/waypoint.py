@@ -24,7 +24,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -173,13 +173,16 @@ def _db_time(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
+    if value.tzinfo is None:  # UTC: what replace(tzinfo=UTC).isoformat() writes, without a copy
+        return value.isoformat() + "+00:00"
     return value.isoformat()
 
 
 def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict[int, int]]]:
-    """Each trajectory's screens as records, and where each screen id is among them."""
+    """Each trajectory's screens as records, and where each screen id is among them.
+
+    Only the JSON columns (:data:`SCREEN_JSON`) can hold a float: :func:`_has_odd_float`
+    walks no other field of a screen."""
     q = connection.ops.quote_name
     screen, blob = q(Screen._meta.db_table), q(Blob._meta.db_table)
     extra = "" if lean else ", s.captured_at, s.features, s.visible_memory"
@@ -216,7 +219,10 @@ def _screen_rows(ids: list[int], lean: bool) -> dict[int, tuple[list[dict], dict
 def _step_rows(
     ids: list[int], lean: bool, screens: dict[int, tuple[list[dict], dict[int, int]]]
 ) -> dict[int, list[dict]]:
-    """Each trajectory's steps as records, in order."""
+    """Each trajectory's steps as records, in order.
+
+    Only the JSON columns (:data:`STEP_JSON`) can hold a float: :func:`_has_odd_float` walks
+    no other field of a step."""
     q = connection.ops.quote_name
     extra = "" if lean else ", action_sent_at, settled_at"
     sql = (
@@ -353,8 +359,10 @@ class _BlobCopier:
     """Puts blobs into an export folder, each once, and lists each in the side file of sums in
     the order the records first name it (so the manifest does not depend on timing).
 
-    From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link:
-    the folder is the user's, and a file edited there in place would change the stored blob.
+    From local storage the kernel copies the file (``sendfile``), not Python. Not a hard link
+    unless ``WAYPOINT_EXPORT_LINK_BLOBS`` asks for one: the folder is the user's, and a file
+    edited there in place would change the stored blob (a link that cannot be made, e.g.
+    across file systems, falls back to the copy).
     From storage without local paths (S3) the file is streamed. Copies run in a few threads, so
     the time a file system takes to create files overlaps; at most ``IN_FLIGHT`` wait. The
     names put lately are remembered (a bounded number), so a screen shown again and again
@@ -374,6 +382,7 @@ class _BlobCopier:
             self.local: str | None = default_storage.path("")
         except NotImplementedError:
             self.local = None
+        self.link = settings.WAYPOINT_EXPORT_LINK_BLOBS
 
     def __enter__(self) -> _BlobCopier:
         return self
@@ -412,11 +421,22 @@ class _BlobCopier:
             if self.local is None:
                 with open(target, "xb") as out, default_storage.open(stored, "rb") as src:
                     shutil.copyfileobj(src, out)
+            elif self.link:
+                self._link(os.path.join(self.local, stored), target)
             else:
                 self._copy(os.path.join(self.local, stored), target)
         except FileExistsError:
             return False
         return True
+
+    @classmethod
+    def _link(cls, source: str, target: str) -> None:
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            raise
+        except OSError:  # another file system, links not allowed or too many: a copy
+            cls._copy(source, target)
 
     @staticmethod
     def _copy(source: str, target: str) -> None:
@@ -450,7 +470,24 @@ def _dump(record: dict[str, Any]) -> bytes:
     return line
 
 
-def _has_odd_float(value: Any) -> bool:
+# The only values of a record's screens and steps that can hold a float: their JSON columns.
+# The rest are the rows' text, integers and booleans (see _screen_rows and _step_rows).
+SCREEN_JSON = ("features", "visible_memory")
+STEP_JSON = ("action", "target")
+
+
+def _has_odd_float(record: dict[str, Any]) -> bool:
+    """Whether ``NaN`` or an infinity is anywhere in the record. Of the screens and steps (most
+    of a record) only the JSON values are walked."""
+    values = [value for key, value in record.items() if key != "screens" and key != "steps"]
+    for screen in record["screens"]:
+        values += [screen[key] for key in SCREEN_JSON]
+    for step in record["steps"]:
+        values += [step[key] for key in STEP_JSON]
+    return _odd_float_in(values)
+
+
+def _odd_float_in(value: list[Any] | dict[str, Any]) -> bool:
     pending = [value]
     while pending:
         item = pending.pop()
