@@ -26,6 +26,9 @@ SHOWN = 50
 EDGES_SHOWN = 200
 
 
+NO_DEVICE = "The project has no device yet: an admin grants one on the Devices page"
+
+
 class StartForm(forms.Form):
     app = forms.CharField(help_text="The app's package, e.g. com.waypoint.mailbox")
     device = forms.ChoiceField(help_text="One of the project's devices")
@@ -41,9 +44,7 @@ class StartForm(forms.Form):
             (d.serial, f"{d.label} ({d.serial})" if d.label else d.serial) for d in devices
         ]
         if not self.fields["device"].choices:
-            self.fields[
-                "device"
-            ].help_text = "The project has no device yet: an admin grants one on the Devices page"
+            self.fields["device"].help_text = NO_DEVICE
 
 
 @login_required

@@ -115,6 +115,13 @@ def test_the_page_offers_the_projects_devices_only(client, pool, project, alice)
     assert "Select a valid choice. elsewhere-5556 is not one of the available choices." in refused
 
 
+def test_a_project_without_devices_says_how_to_get_one(client, project, alice):
+    client.force_login(alice)
+    page = client.get(f"/projects/{project.pk}/explorations/").content.decode()
+    assert "The project has no device yet: an admin grants one on the Devices page" in page
+    assert "<option" not in page.split('id="id_device"')[1].split("</select>")[0]
+
+
 def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, bob):
     api = APIClient()
     api.force_authenticate(alice)

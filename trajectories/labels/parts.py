@@ -129,7 +129,8 @@ def step_dict(step: Step) -> dict[str, Any]:
     return {"index": step.index, **{f: getattr(step, f) for f in STEP_FIELDS}}
 
 
-ANCHOR_FIELDS = ("id", "key", "type", "content", "description", "evidence")
+# The keys of anchor_dict, in its order ("step" is the row's step_index).
+ANCHOR_KEYS = ("id", "key", "step", "type", "content", "description", "evidence")
 
 
 def anchors_part(trajectory: Trajectory) -> dict[str, Any]:
@@ -139,7 +140,7 @@ def anchors_part(trajectory: Trajectory) -> dict[str, Any]:
         Anchor.objects.filter(trajectory_id=trajectory.pk)
         .order_by("step_index", "id", "links_out__id")
         .values(
-            *ANCHOR_FIELDS,
+            *(k for k in ANCHOR_KEYS if k != "step"),
             step=F("step_index"),
             link=F("links_out__id"),
             link_target=F("links_out__target_id"),
@@ -150,15 +151,7 @@ def anchors_part(trajectory: Trajectory) -> dict[str, Any]:
     anchors: dict[int, dict[str, Any]] = {}
     outgoing = []
     for row in rows:
-        anchors.setdefault(
-            row["id"],
-            {
-                "id": row["id"],
-                "key": row["key"],
-                "step": row["step"],
-                **{f: row[f] for f in ANCHOR_FIELDS[2:]},
-            },
-        )
+        anchors.setdefault(row["id"], {k: row[k] for k in ANCHOR_KEYS})
         if row["link"] is not None:
             outgoing.append(row)
     keys = {a["id"]: a["key"] for a in anchors.values()}
