@@ -179,7 +179,7 @@ def _local_input(job: Job, tmp: Path) -> Path:
 
 def run_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     """The runner of import jobs (registered in :mod:`formats.apps`)."""
-    tmp = job_tmp_dir(job.pk)
+    tmp = job_tmp_dir(job)
     source = _local_input(job, tmp)
     return import_trajectories(
         job.project,
@@ -194,7 +194,7 @@ def run_import_job(job: Job, progress: Progress) -> dict[str, Any]:
 
 def run_export_job(job: Job, progress: Progress) -> dict[str, Any]:
     """The runner of export jobs (registered in :mod:`formats.apps`)."""
-    tmp = job_tmp_dir(job.pk)
+    tmp = job_tmp_dir(job)
     name = export_name(job)
     folder = tmp / name
     counts = export_trajectories(

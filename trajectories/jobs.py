@@ -96,8 +96,14 @@ def stale_before():
     return timezone.now() - timedelta(seconds=settings.WAYPOINT_JOB_STALE_S)
 
 
-def job_tmp_dir(job_id: int) -> Path:
-    return Path(settings.WAYPOINT_JOB_TMP_DIR) / str(job_id)
+def job_tmp_dir(job: Job) -> Path:
+    """The local folder of the job's current run, named by the job and the run's start.
+
+    Each run has its own (a retried job counts its runs from 0 again, so not by their number):
+    the reaper removing a killed run's folder never removes the folder of the run that
+    replaced it, however their steps interleave.
+    """
+    return Path(settings.WAYPOINT_JOB_TMP_DIR) / f"{job.pk}.{job.started_at:%Y%m%dT%H%M%S%f}"
 
 
 def claim(job_id: int) -> Job | None:
@@ -153,8 +159,7 @@ def run_job(job_id: int) -> None:
         _finish(job, JobStatus.FAILED, message=lost_worker_message(job.attempts - 1))
         return
     progress = _Progress(job)
-    tmp = job_tmp_dir(job.pk)
-    shutil.rmtree(tmp, ignore_errors=True)  # what an earlier, killed run left
+    tmp = job_tmp_dir(job)
     tmp.mkdir(parents=True)
     try:
         with _Heartbeat(job):
@@ -247,11 +252,12 @@ def _remove_leftovers() -> int:
     root = Path(settings.WAYPOINT_JOB_TMP_DIR)
     if root.is_dir():
         live = {
-            str(pk)
-            for pk in Job.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
+            job_tmp_dir(job).name
+            for job in Job.objects.filter(status=JobStatus.RUNNING).only("pk", "started_at")
         }
         # A job claimed after the query above has just made its folder: leave folders changed
         # within the stale limit to a later pass, as the jobs they may belong to are left.
+        # The folders of the job's earlier runs are nobody's.
         settled = time.time() - settings.WAYPOINT_JOB_STALE_S
         for folder in root.iterdir():
             if folder.name in live:

@@ -263,7 +263,7 @@ def test_an_error_no_check_names_reaches_the_job_page_without_paths(
     client.force_login(alice)
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert expected.replace("'", "&#x27;") in page
-    assert str(job_tmp_dir(job.pk)) not in page and "No space left" not in page
+    assert str(job_tmp_dir(job)) not in page and "No space left" not in page
     assert "No space left on device" in caplog.text  # the log keeps what the page leaves out
 
 

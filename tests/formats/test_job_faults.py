@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,12 +16,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from formats.jobs import do_start_import
 from tests.trajectories.builders import make_record
-from trajectories.jobs import job_tmp_dir, reap_stale_jobs, run_job
+from trajectories.jobs import claim, job_tmp_dir, reap_stale_jobs, run_job
 from trajectories.models import AuditEvent, Job, JobKind, JobStatus
 from trajectories.services import do_import_trajectory
 from trajectories.tasks import run_job_task
@@ -31,6 +33,17 @@ STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker
 # A live job beats every second; silent for 8 s, its worker is gone. (3 s was too tight for a
 # loaded 2-core machine, where a beat can wait seconds for SQLite's write lock.)
 FAST_REAPER = {"WAYPOINT_JOB_HEARTBEAT_S": "1", "WAYPOINT_JOB_STALE_S": "8"}
+
+
+@pytest.fixture(autouse=True)
+def own_job_folders(settings, tmp_path):
+    """Each test's jobs (and the workers it starts) keep their folders apart from others'."""
+    settings.WAYPOINT_JOB_TMP_DIR = tmp_path / "job-folders"
+
+
+def run_folders(job: Job) -> list[Path]:
+    """The local folders of the job's runs (one each), on this machine."""
+    return sorted(Path(settings.WAYPOINT_JOB_TMP_DIR).glob(f"{job.pk}.*"))
 
 
 def wait_until(condition, timeout: float = 60, what: str = "condition"):
@@ -87,7 +100,8 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
     job = queued_export(project, alice)
     with stalled_worker(tmp_path, worker_database_url, b"export written, stalling"):
         assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
-        assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the job writes in its own folder"
+        (folder,) = run_folders(job)
+        assert any(folder.rglob("*.jsonl")), "the job writes in its own folder"
 
     # No worker is left. The job page must not say "running" about a job nobody runs.
     client.force_login(alice)
@@ -104,7 +118,7 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
     # The reaper requeues the job, then removes the dead run's files: in the same pass, or in
     # a later one (as every worker's reaper runs) when they changed within the stale limit.
     wait_until(
-        lambda: reap_stale_jobs() and not job_tmp_dir(job.pk).exists(),
+        lambda: reap_stale_jobs() and not run_folders(job),
         timeout=30,
         what="the reaper to remove the dead run's files",
     )
@@ -113,7 +127,7 @@ def test_a_job_whose_worker_is_killed_is_requeued_and_finished_by_another(
     assert finished.status == JobStatus.SUCCEEDED, finished.message
     assert finished.attempts == 2
     assert finished.counts["trajectories"] == 1
-    assert not job_tmp_dir(job.pk).exists()
+    assert not run_folders(job)
     kinds = list(AuditEvent.objects.filter(object_id=str(job.pk)).values_list("kind", flat=True))
     assert "job.requeued" in kinds and kinds[0] == "job.succeeded"
 
@@ -169,13 +183,15 @@ def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates
     run_job_task.apply_async((job.pk,), queue="faults")
     with stalled_worker(tmp_path, worker_database_url, b"one trajectory imported, stalling"):
         assert project.trajectories.count() == 1
-        assert any(job_tmp_dir(job.pk).rglob("*.jsonl")), "the archive unpacks in the job's folder"
+        (folder,) = run_folders(job)
+        assert any(folder.rglob("*.jsonl")), "the archive unpacks in the job's folder"
 
     finished = finished_by_a_new_worker(job, tmp_path, worker_database_url)
     assert (finished.status, finished.attempts) == (JobStatus.SUCCEEDED, 2), finished.message
     assert (finished.counts["created"], finished.counts["existing"]) == (1, 1)
     assert project.trajectories.count() == 2
-    assert not job_tmp_dir(job.pk).exists()
+    assert not folder.exists(), "the killed run's folder is removed"
+    assert not run_folders(job), "and so is the second run's, when it ends"
 
 
 def running_job_of_a_dead_worker(project, alice, attempts: int) -> Job:
@@ -200,10 +216,11 @@ def test_a_job_that_lost_its_worker_too_often_fails_and_can_be_retried(
     sent = []
     monkeypatch.setattr("trajectories.jobs._send", sent.append)
     job = running_job_of_a_dead_worker(project, alice, attempts=2)
-    job_tmp_dir(job.pk).mkdir(parents=True)
-    (job_tmp_dir(job.pk) / "partial.zip").write_bytes(b"half")
+    folder = job_tmp_dir(job)
+    folder.mkdir(parents=True)
+    (folder / "partial.zip").write_bytes(b"half")
     written = time.time() - 300  # when its worker last wrote, 5 minutes ago as its heartbeat
-    os.utime(job_tmp_dir(job.pk), (written, written))
+    os.utime(folder, (written, written))
 
     client.force_login(bob)
     page = client.get(f"/jobs/{job.pk}/").content.decode()
@@ -212,7 +229,7 @@ def test_a_job_that_lost_its_worker_too_often_fails_and_can_be_retried(
         in page
     )
     assert "Retry</button>" in page
-    assert not job_tmp_dir(job.pk).exists()
+    assert not folder.exists()
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/jobs/{job.pk}/retry/")
@@ -267,9 +284,13 @@ def test_the_reaper_leaves_the_fresh_folder_of_a_job_being_claimed(project, alic
     """The reaper lists the running jobs, then their folders: a job a worker claims in between
     is not running in its list, yet its folder is the live run's. Only an old one is removed."""
     job = Job.objects.create(
-        project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
+        project=project,
+        kind=JobKind.EXPORT,
+        format="waypoint",
+        created_by=alice,
+        started_at=timezone.now(),
     )
-    folder = job_tmp_dir(job.pk)
+    folder = job_tmp_dir(job)
     folder.mkdir(parents=True)
     (folder / "export.jsonl").write_bytes(b"{}")
     reap_stale_jobs()
@@ -278,6 +299,39 @@ def test_the_reaper_leaves_the_fresh_folder_of_a_job_being_claimed(project, alic
     os.utime(folder, (old, old))
     reap_stale_jobs()
     assert not folder.exists()
+
+
+@pytest.mark.django_db
+def test_the_reaper_removing_a_killed_runs_folder_spares_the_run_that_replaced_it(
+    project, alice, monkeypatch
+):
+    """A new worker claims the requeued job while the reaper is removing the killed run's
+    folder: the new run unpacks in a folder of its own, which the reaper leaves whole."""
+    job = running_job_of_a_dead_worker(project, alice, attempts=1)
+    killed = job_tmp_dir(job)
+    killed.mkdir(parents=True)
+    (killed / "half.jsonl").write_bytes(b"{")
+    written = time.time() - 300
+    os.utime(killed, (written, written))
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED, heartbeat_at=None)
+
+    real_rmtree = shutil.rmtree
+    new_run = []
+
+    def claimed_meanwhile(path, *args, **kwargs):
+        if not new_run:  # between the reaper's choice of a folder and its removal
+            claimed = claim(job.pk)
+            folder = job_tmp_dir(claimed)
+            folder.mkdir(parents=True)
+            (folder / "export.jsonl").write_bytes(b"{}")
+            new_run.append(folder)
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", claimed_meanwhile)
+    assert reap_stale_jobs()["folders"] == 1
+    assert not killed.exists()
+    assert new_run and (new_run[0] / "export.jsonl").read_bytes() == b"{}"
+    assert run_folders(job) == new_run
 
 
 @pytest.mark.django_db(transaction=True)
@@ -297,8 +351,8 @@ def test_an_import_unpacks_in_its_own_folder_and_leaves_nothing_behind(project, 
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED  # an empty archive
-    assert seen and all(job_tmp_dir(job.pk) in folder.parents for folder in seen)
-    assert not job_tmp_dir(job.pk).exists()
+    assert seen and all(job_tmp_dir(job) in folder.parents for folder in seen)
+    assert not run_folders(job)
 
 
 @pytest.mark.django_db(transaction=True)
