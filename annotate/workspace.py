@@ -40,7 +40,7 @@ from trajectories.uixml import UIXmlError, parse_ui_xml
 from .completeness import problems_of
 from .history import history_entries
 from .models import Proposal, ProposalStatus, ReviewComment
-from .permissions import assignees_of, may_edit, may_review
+from .permissions import assignment_of, may_edit, may_review
 from .queues import next_item
 from .services.proposals import PART_NAMES
 
@@ -375,7 +375,7 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
 def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
     """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
     if trajectory.status == Status.IN_REVIEW:
-        if user.pk not in assignees_of(trajectory):  # known, or read once for the page
+        if not assignment_of(trajectory, user)[1]:  # known, or read once for the page
             return {"show_next": False}
         reviewing = False
     elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
