@@ -9,11 +9,13 @@ and the few filters the pages use, read from the same functions as the Django te
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.template.defaultfilters import pluralize, truncatechars
 from django.templatetags.static import static
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import dateformat, timezone
 from jinja2 import ChainableUndefined, Environment
 
@@ -21,8 +23,19 @@ from trajectories.templatetags.trajectory_tags import action_summary, overlay_sh
 
 
 def url(name: str, *args: Any) -> str:
-    """``{% url name args %}``."""
-    return reverse(name, args=args)
+    """``{% url name args %}``, reversed once per process for each URL prefix, URLconf, name
+    and arguments: the URL patterns do not change while a process runs, and the workspace
+    names ~20 URLs of its trajectory on every draw."""
+    try:
+        urlconf = get_urlconf() or settings.ROOT_URLCONF
+        return _reversed(get_script_prefix(), urlconf, name, args)
+    except TypeError:  # an argument that cannot be a cache key
+        return reverse(name, args=args)
+
+
+@lru_cache(maxsize=4096)
+def _reversed(prefix: str, urlconf: Any, name: str, args: tuple[Any, ...]) -> str:
+    return reverse(name, args=args, urlconf=urlconf)
 
 
 def date(value: datetime | None, format_string: str) -> str:
