@@ -86,8 +86,8 @@ def lock(trajectory: Trajectory, expected_version: Any) -> Trajectory:
 def bump(trajectory: Trajectory, locked: Trajectory, **fields: Any) -> None:
     """Count one more version (and set ``fields``) on the locked row and the caller's copy."""
     locked.version += 1
-    Trajectory.objects.filter(pk=locked.pk).update(
-        version=locked.version, updated_at=timezone.now(), **fields
+    Trajectory.objects.filter(pk=locked.pk).update_in_project(
+        locked.project_id, version=locked.version, updated_at=timezone.now(), **fields
     )
     trajectory.version = locked.version
     for name, value in fields.items():
