@@ -67,38 +67,70 @@ def may_review(role: str | None) -> bool:
     return role in (Role.REVIEWER, Role.ADMIN)
 
 
-def _viewed(user, trajectories, trajectory_id, **facts) -> tuple[Trajectory, str]:
+def _viewed(user, trajectories, trajectory_id, *, assignment: bool) -> tuple[Trajectory, str]:
     """The trajectory ``trajectory_id`` of ``trajectories`` with the user's role in its
-    project, read with it in one query (none: an outsider, a 404), and whether it has
-    assignees and the user is one of them; ``facts``: more annotations to read with it."""
+    project, read with it in one query (none: an outsider, a 404); with ``assignment``,
+    whether the user is one of its assignees too (``trajectories`` then tells whether it has
+    any: :func:`with_assignees`)."""
     if not user.is_authenticated:
         raise Http404("No such trajectory")
-    here = OuterRef("pk")
+    # Membership is the role read with the trajectory, not a second subquery over the user's
+    # projects as trajectories_of() has it.
     viewer_role = Membership.objects.filter(project=OuterRef("project_id"), user_id=user.pk)
-    assignments = Assignment.objects.filter(trajectory=here)
+    facts = {"viewer_role": Subquery(viewer_role.values("role")[:1])}
+    if assignment:
+        mine = Assignment.objects.filter(trajectory=OuterRef("pk"), annotator_id=user.pk)
+        facts["viewer_assigned"] = Exists(mine)
     try:
-        # Membership is the role read with the trajectory, not a second subquery over the
-        # user's projects as trajectories_of() has it.
-        trajectory = trajectories.annotate(
-            viewer_role=Subquery(viewer_role.values("role")[:1]),
-            has_assignees=Exists(assignments),
-            viewer_assigned=Exists(assignments.filter(annotator_id=user.pk)),
-            **facts,
-        ).get(pk=trajectory_id)
+        trajectory = trajectories.annotate(**facts).get(pk=trajectory_id)
     except (Trajectory.DoesNotExist, ValueError, TypeError):
         raise Http404("No such trajectory") from None
     if trajectory.viewer_role is None and not user.is_superuser:
         raise Http404("No such trajectory")
-    assignment = (user.pk, trajectory.has_assignees, trajectory.viewer_assigned)
-    trajectory.__dict__["_assignment"] = assignment
+    if assignment:
+        known = (user.pk, trajectory.has_assignees, trajectory.viewer_assigned)
+        trajectory.__dict__["_assignment"] = known
     return trajectory, Role.ADMIN if user.is_superuser else trajectory.viewer_role
+
+
+def with_assignees(trajectories: QuerySet[Trajectory]) -> QuerySet[Trajectory]:
+    """``trajectories`` with ``has_assignees``: whether anyone is assigned to each."""
+    return trajectories.annotate(
+        has_assignees=Exists(Assignment.objects.filter(trajectory=OuterRef("pk")))
+    )
+
+
+# The querysets the access checks start from, with what they read of each trajectory whoever
+# the user is: built once per process (resolving subqueries is half the cost of an access
+# check); each request adds the user's facts and its filter to a copy, as every queryset
+# method makes one.
+
+
+@lru_cache(maxsize=1)
+def labelled_trajectories() -> QuerySet[Trajectory]:
+    """Trajectories with their project, task and recorder, and whether they have assignees."""
+    return with_assignees(Trajectory.objects.select_related("project", "task", "recorded_by"))
+
+
+@lru_cache(maxsize=1)
+def workspace_trajectories() -> QuerySet[Trajectory]:
+    """Trajectories with what the workspace page asks of each (it names no recorder)."""
+    here = OuterRef("pk")
+    return with_assignees(Trajectory.objects.select_related("project", "task")).annotate(
+        has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
+        has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
+        **undo_state_subqueries(here),
+    )
 
 
 def access_labels(user, trajectory_id, action: str = VIEW) -> tuple[Trajectory, str]:
     """The trajectory (with its project, task and recorder) and the user's role in its
     project, if the user may do ``action``; in one query."""
-    trajectories = Trajectory.objects.select_related("project", "task", "recorded_by")
-    trajectory, role = _viewed(user, trajectories, trajectory_id)
+    if action in (EDIT, RESOLVE):  # they ask whether the user is assigned
+        trajectory, role = _viewed(user, labelled_trajectories(), trajectory_id, assignment=True)
+    else:
+        trajectories = Trajectory.objects.select_related("project", "task", "recorded_by")
+        trajectory, role = _viewed(user, trajectories, trajectory_id, assignment=False)
     if action == EDIT and not may_edit(user, trajectory, role):
         raise AccessDenied(
             "Only the annotators assigned to this trajectory, and admins, can edit its labels"
@@ -121,23 +153,10 @@ def access_workspace_page(user, trajectory_id) -> tuple[Trajectory, str | None]:
     Only for a page drawn right away: an edit changes these facts, so the edit views load the
     trajectory with :func:`access_labels` and ask as they draw.
     """
-    trajectory, role = _viewed(user, workspace_trajectories(), trajectory_id)
+    trajectory, role = _viewed(user, workspace_trajectories(), trajectory_id, assignment=True)
     known = trajectory.__dict__
     known["_undo_state"] = {"can_undo": trajectory.can_undo, "can_redo": trajectory.can_redo}
     return trajectory, role
-
-
-@lru_cache(maxsize=1)
-def workspace_trajectories() -> QuerySet[Trajectory]:
-    """Trajectories with what the workspace page asks of each whoever the user: built once
-    per process (resolving its subqueries is half the cost of the page's access check); each
-    request adds its own filters to a copy, as every queryset method makes one."""
-    here = OuterRef("pk")
-    return Trajectory.objects.select_related("project", "task").annotate(  # no recorder shown
-        has_comments=Exists(ReviewComment.objects.filter(trajectory=here)),
-        has_proposals=Exists(Proposal.objects.filter(trajectory=here)),
-        **undo_state_subqueries(here),
-    )
 
 
 def access_assignments(user, project_id) -> Project:
