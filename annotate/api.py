@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from trajectories.api import WaypointAPIView, check_serializer, job_response
 from trajectories.labels import edits, protocol
 from trajectories.labels.cache import kept_at_version
-from trajectories.labels.parts import STEP_FIELDS, with_steps
+from trajectories.labels.parts import with_steps
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer, JobSerializer
 from trajectories.validation import InvalidData, InvalidRequest
@@ -82,9 +82,8 @@ EDIT_ERRORS = {
 
 
 def labels_data(trajectory: Trajectory) -> dict[str, Any]:
-    kept = kept_at_version(trajectory, "labels", "steps")
-    steps = [{f: row[f] for f in ("index", *STEP_FIELDS)} for row in kept["steps"]]
-    labels = with_steps(kept["labels"], steps)
+    kept = kept_at_version(trajectory, "labels", "step_labels")
+    labels = with_steps(kept["labels"], kept["step_labels"])
     problems = problems_of(
         trajectory.step_count,
         labels["subgoals"],

@@ -30,19 +30,21 @@ from django.db import connection
 from trajectories.models import Trajectory
 from trajectories.selectors import step_rows
 
-from .parts import label_parts
+from .parts import Part, label_parts, step_labels
 
 CACHE = "labels"
 # What can be kept, and how each is read.
-READERS = {"labels": label_parts, "steps": step_rows}
+READERS = {"labels": label_parts, "steps": step_rows, "step_labels": step_labels}
 
 
 def kept_at_version(trajectory: Trajectory, *names: str) -> dict[str, Any]:
     """What each of :data:`READERS` named reads of the trajectory at the version (and step
     count) it was loaded with, from this process's cache when read before at that version:
     ``labels`` (:func:`~trajectories.labels.parts.label_parts`: subgoals, memory targets,
-    anchors and links), ``steps`` (:func:`~trajectories.selectors.step_rows`). What was not
-    kept is read, then kept after one check that the trajectory is still at that version.
+    anchors and links), ``steps`` (:func:`~trajectories.selectors.step_rows`: what the
+    workspace shows of each step), ``step_labels``
+    (:func:`~trajectories.labels.parts.step_labels`: the labels API's). What was not kept is
+    read, then kept after one check that the trajectory is still at that version.
 
     The caller owns what it gets: a cached entry is a copy (the cache stores it pickled).
     """
@@ -50,8 +52,7 @@ def kept_at_version(trajectory: Trajectory, *names: str) -> dict[str, Any]:
     if not lifetime or connection.in_atomic_block:
         return {name: READERS[name](trajectory) for name in names}
     version, steps = trajectory.version, trajectory.step_count
-    at = f"{trajectory.pk}:{trajectory.uid}:{version}:{steps}"
-    keys = {name: f"{name}:{at}" for name in names}
+    keys = {name: _key(name, trajectory, version) for name in names}
     cache = caches[CACHE]
     found = cache.get_many(keys.values())
     read = {keys[name]: READERS[name](trajectory) for name in names if keys[name] not in found}
@@ -66,3 +67,43 @@ def kept_at_version(trajectory: Trajectory, *names: str) -> dict[str, Any]:
 def labels_at_version(trajectory: Trajectory) -> dict[str, Any]:
     """The ``labels`` of :func:`kept_at_version`."""
     return kept_at_version(trajectory, "labels")["labels"]
+
+
+def _key(name: str, trajectory: Trajectory, version: int) -> str:
+    return f"{name}:{trajectory.pk}:{trajectory.uid}:{version}:{trajectory.step_count}"
+
+
+def carry_forward(trajectory: Trajectory, version: int, part: Part, after: Any) -> None:
+    """After an edit committed that raised the trajectory from ``version`` to the next one,
+    changing only ``part`` of its labels, to ``after`` (its :func:`~.parts.snapshot`, read
+    under the row lock): what this process kept at ``version`` is, with that part replaced,
+    what the next version holds. Kept under the next version, so that the edit's answer and
+    the editor's next page need not read the labels again."""
+    lifetime = settings.WAYPOINT_LABELS_CACHE_S
+    if not lifetime:
+        return
+    cache = caches[CACHE]
+    keys = {name: _key(name, trajectory, version) for name in READERS}
+    found = cache.get_many(keys.values())
+    changed = {}
+    for name, key in keys.items():
+        if key in found:
+            changed[_key(name, trajectory, version + 1)] = _replaced(name, found[key], part, after)
+    if changed:
+        cache.set_many(changed, lifetime)
+
+
+def _replaced(name: str, kept: Any, part: Part, after: Any) -> Any:
+    """``kept`` (what READERS[name] read) with ``part`` of the labels replaced by ``after``."""
+    if part.startswith("step:"):
+        index = int(part.removeprefix("step:"))
+        if name == "steps":
+            return [{**row, **after} if row["index"] == index else row for row in kept]
+        if name == "step_labels":
+            return [after if row["index"] == index else row for row in kept]
+    elif name == "labels":
+        if part == "anchors":
+            return {**kept, **after}  # the anchors and their links
+        if part in kept:
+            return {**kept, part: after}
+    return kept  # a part this one does not hold (the notes)
