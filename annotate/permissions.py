@@ -1,6 +1,6 @@
 """Who may do what to a trajectory's labels, in one place.
 
-- any member of the project sees the labels (outsiders get a 404 from ``access_trajectory``);
+- any member of the project sees the labels (outsiders get a 404 from the access checks below);
 - annotators edit and submit the trajectories assigned to them, and their own recordings
   while nobody is assigned;
 - reviewers review (comment, approve, reject, send back);
