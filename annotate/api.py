@@ -19,8 +19,8 @@ from rest_framework.response import Response
 
 from trajectories.api import WaypointAPIView, check_serializer, job_response
 from trajectories.labels import edits, protocol
-from trajectories.labels.cache import labels_at_version
-from trajectories.labels.parts import step_labels, with_steps
+from trajectories.labels.cache import kept_at_version
+from trajectories.labels.parts import with_steps
 from trajectories.models import AuditEvent, Trajectory
 from trajectories.serializers import ErrorSerializer, JobSerializer
 from trajectories.validation import InvalidData, InvalidRequest
@@ -82,7 +82,8 @@ EDIT_ERRORS = {
 
 
 def labels_data(trajectory: Trajectory) -> dict[str, Any]:
-    labels = with_steps(labels_at_version(trajectory), step_labels(trajectory))
+    kept = kept_at_version(trajectory, "labels", "step_labels")
+    labels = with_steps(kept["labels"], kept["step_labels"])
     problems = problems_of(
         trajectory.step_count,
         labels["subgoals"],

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from trajectories.access import access_project, role_in, trajectories_of
 from trajectories.labels import edits, protocol
+from trajectories.labels.cache import kept_at_version
 from trajectories.models import Role, Trajectory
 from trajectories.validation import InvalidData
 
@@ -311,10 +312,15 @@ def _selected(request: HttpRequest, trajectory: Trajectory) -> int:
     return min(max(index, 0), max(trajectory.step_count - 1, 0))
 
 
-def _context(request, trajectory, role, index, **extra) -> dict[str, Any]:
-    context = labels_context(trajectory, index, request.user, role)
-    context.update(step_context(trajectory, index, context, extra.get("steps")))
+def _context(request, trajectory, role, index, *, filmstrip=False, **extra) -> dict[str, Any]:
+    """The workspace's context; ``filmstrip``: with every step, for the whole page."""
+    kept = kept_at_version(trajectory, "labels", "steps")
+    steps = page_steps(kept["steps"])
+    context = labels_context(trajectory, index, request.user, role, kept["labels"])
+    context.update(step_context(trajectory, index, context, steps))
     context.update(project=trajectory.project, **extra)
+    if filmstrip:
+        context["steps"] = steps
     return context
 
 
@@ -331,9 +337,8 @@ def workspace(request: HttpRequest, trajectory_id: int) -> HttpResponse:
     if request.htmx and not request.htmx.history_restore_request:
         response = _render(request, trajectory, role, index, "annotate/_main.html")
     else:
-        # The filmstrip's steps; the selected one is among them, with its XML.
-        steps = page_steps(trajectory)
-        context = _context(request, trajectory, role, index, steps=steps, task=trajectory.task)
+        # With the filmstrip's steps; the selected one is among them, with its XML.
+        context = _context(request, trajectory, role, index, filmstrip=True, task=trajectory.task)
         # The page is drawn by Jinja2 (annotate/jinja2/), inside the site's frame: a Django
         # template, as every other page has.
         page = render_to_string("annotate/_workspace.html", context, request)

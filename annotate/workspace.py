@@ -14,11 +14,9 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import F
 from django.urls import reverse
 
 from trajectories.blobs import read_blob
-from trajectories.labels.cache import labels_at_version
 from trajectories.labels.protocol import EDITABLE, undo_state
 from trajectories.models import (
     Anchor,
@@ -35,12 +33,13 @@ from trajectories.models import (
     SubgoalSuccess,
     Trajectory,
 )
+from trajectories.selectors import STEP_ROW_FIELDS
 from trajectories.uixml import UIXmlError, parse_ui_xml
 
 from .completeness import problems_of
 from .history import history_entries
 from .models import Proposal, ProposalStatus, ReviewComment
-from .permissions import assignees_of, may_edit, may_review
+from .permissions import assignment_of, may_edit, may_review
 from .queues import next_item
 from .services.proposals import PART_NAMES
 
@@ -196,11 +195,13 @@ def anchor_graph(step_count: int, anchors: list[dict], links: list[dict]) -> dic
     }
 
 
-def labels_context(trajectory: Trajectory, index: int, user, role: str | None) -> dict[str, Any]:
-    """Everything an edit can change, for the selected step ``index``."""
+def labels_context(
+    trajectory: Trajectory, index: int, user, role: str | None, labels: dict[str, Any]
+) -> dict[str, Any]:
+    """Everything an edit can change, for the selected step ``index``; ``labels`` as dicts of
+    trajectories.labels.parts (subgoal_dict, ...), kept by the version read
+    (:func:`~trajectories.labels.cache.kept_at_version`), the caller's to change."""
     n = trajectory.step_count
-    # As dicts of trajectories.labels.parts (subgoal_dict, ...), kept by the version read.
-    labels = labels_at_version(trajectory)
     subgoals, memory = labels["subgoals"], labels["memory_targets"]
     anchors, links = labels["anchors"], labels["links"]
     for i, g in enumerate(subgoals):
@@ -375,7 +376,7 @@ def proposal_context(trajectory: Trajectory, index: int) -> dict[str, Any]:
 def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, Any]:
     """Once the user's part is done (submitted, or reviewed), the next item of their queue."""
     if trajectory.status == Status.IN_REVIEW:
-        if user.pk not in assignees_of(trajectory):  # known, or read once for the page
+        if not assignment_of(trajectory, user)[1]:  # known, or read once for the page
             return {"show_next": False}
         reviewing = False
     elif trajectory.status in (Status.APPROVED, Status.REJECTED) and may_review(role):
@@ -383,26 +384,6 @@ def _next_context(trajectory: Trajectory, user, role: str | None) -> dict[str, A
     else:
         return {"show_next": False}
     return {"show_next": True, "next_item": next_item(user, trajectory, reviewing)}
-
-
-# What the page shows of a step and its screen; never the screens' features or the timings.
-STEP_FIELDS = (
-    "index",
-    "action_type",
-    "action",
-    "target",
-    "thought",
-    "summary",
-    "memory",
-    "trainable",
-)
-SCREEN_FIELDS = {
-    "width": "screen__width",
-    "height": "screen__height",
-    "screenshot_id": "screen__screenshot",
-    "ui_xml_id": "screen__ui_xml",
-    "ui_xml_type": "screen__ui_xml__content_type",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,21 +431,11 @@ class PageStep:
     __str__ = Step.__str__
 
 
-def _steps_from(steps):
-    return steps.order_by("index").values(
-        *STEP_FIELDS, **{k: F(v) for k, v in SCREEN_FIELDS.items()}
-    )
-
-
-def page_steps(
-    trajectory: Trajectory, first: int | None = None, last: int | None = None
-) -> list[PageStep]:
-    """The trajectory's steps (those from ``first`` to ``last``, or all) as the page shows
-    them, with their screens and the type of their UI XML, in one query."""
-    steps = Step.objects.filter(trajectory_id=trajectory.pk)
-    if first is not None and last is not None:
-        steps = steps.filter(index__gte=first, index__lte=last)
-    return [_page_step(row) for row in _steps_from(steps)]
+def page_steps(rows: list[dict[str, Any]]) -> list[PageStep]:
+    """The trajectory's steps as the page shows them, from the rows of
+    :func:`~trajectories.selectors.step_rows` (as kept by
+    :func:`~trajectories.labels.cache.kept_at_version`)."""
+    return [_page_step(row) for row in rows]
 
 
 def _page_step(row: dict[str, Any]) -> PageStep:
@@ -475,21 +446,14 @@ def _page_step(row: dict[str, Any]) -> PageStep:
         row["screenshot_id"],
         PageBlob(xml, xml_type) if xml is not None else None,
     )
-    return PageStep(*(row[name] for name in STEP_FIELDS), screen)
+    return PageStep(*(row[name] for name in STEP_ROW_FIELDS), screen)
 
 
 def step_context(
-    trajectory: Trajectory,
-    index: int,
-    labels: dict[str, Any],
-    steps: list[PageStep] | None = None,
+    trajectory: Trajectory, index: int, labels: dict[str, Any], steps: list[PageStep]
 ) -> dict[str, Any]:
-    """The selected step with its screen, XML boxes and evidence boxes.
-
-    ``steps``, when the page has read them all (with :func:`page_steps`), spares a query.
-    """
-    if steps is None:  # the step and the one after it (whose screen is this step's result)
-        steps = page_steps(trajectory, index, index + 1)
+    """The selected step with its screen, XML boxes and evidence boxes (``steps``: all the
+    trajectory's, from :func:`page_steps`)."""
     step = next((s for s in steps if s.index == index), None)
     xml = step.screen.ui_xml if step and step.screen.ui_xml_id else None
     elements = screen_elements(xml) if xml else ()

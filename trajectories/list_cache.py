@@ -116,6 +116,14 @@ class ListedQuerySet(models.QuerySet):
             changed(projects | ({moved_to} if moved_to is not None else set()))
         return rows
 
+    def update_in_project(self, project_id: int, **kwargs: Any) -> int:
+        """:meth:`update` of rows the caller knows to be in the project ``project_id`` and to
+        stay there (a trajectory it has loaded): no query to find their projects."""
+        rows = super().update(**kwargs)
+        if rows:
+            changed({project_id})
+        return rows
+
     def bulk_create(self, objs: Iterable[Any], *args: Any, **kwargs: Any) -> list[Any]:
         created = super().bulk_create(objs, *args, **kwargs)
         changed({o.project_id for o in created})

@@ -305,3 +305,25 @@ def project_list(user, search: Any = "", sort: Any = None) -> QuerySet[Project]:
         trajectory_count=Coalesce(Subquery(counted, output_field=IntegerField()), 0)
     )
     return search_projects(projects, search, sort)
+
+
+# What a step shows (the workspace, the labels API), and of its screen what the page draws:
+# never the screens' features or the timings.
+STEP_ROW_FIELDS = (
+    *("index", "action_type", "action", "target"),
+    *("thought", "summary", "memory", "trainable"),  # its labels
+)
+STEP_SCREEN_FIELDS = {
+    "width": "screen__width",
+    "height": "screen__height",
+    "screenshot_id": "screen__screenshot",
+    "ui_xml_id": "screen__ui_xml",
+    "ui_xml_type": "screen__ui_xml__content_type",
+}
+
+
+def step_rows(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """The trajectory's steps by index, as rows of :data:`STEP_ROW_FIELDS` and
+    :data:`STEP_SCREEN_FIELDS` (with the type of their UI XML), in one query."""
+    steps = Step.objects.filter(trajectory_id=trajectory.pk).order_by("index")
+    return list(steps.values(*STEP_ROW_FIELDS, **{k: F(v) for k, v in STEP_SCREEN_FIELDS.items()}))

@@ -188,8 +188,8 @@ def test_the_panel_polls_while_a_proposal_is_made_and_stops_once_it_is_there(
     page = client.get(f"/trajectories/{blank.pk}/workspace/?step=4").content.decode()
     assert polling.replace("&#x27;", "'") in page
     assert "Proposals by heuristic were asked for; they appear here when the job has" in page
-    # session, user, the trajectory with its facts, its assignees (may bob edit?), proposals
-    with django_assert_num_queries(5):
+    # session, user, the trajectory with its facts (may bob edit?), proposals
+    with django_assert_num_queries(4):
         waiting = client.get(poll, HTTP_HX_REQUEST="true").content.decode()
     assert polling.replace("&#x27;", "'") in waiting and 'id="pr-waiting"' in waiting
     Proposal.objects.filter(pk=asked.pk).update(payload=PAYLOAD)

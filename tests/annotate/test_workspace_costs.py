@@ -15,11 +15,11 @@ from trajectories.services import do_import_trajectory
 pytestmark = pytest.mark.django_db
 
 # The session, its user; the trajectory (with its project, task, the user's role, and
-# whether it has assignees, comments, proposals and edits to undo or redo), subgoals, memory
-# targets, anchors with their links, history, steps (the selected one among them); then one
-# query each for the assignees, the comments and the proposals when it has any.
+# whether it has assignees, the user among them, comments, proposals and edits to undo or
+# redo), subgoals, memory targets, anchors with their links, history, steps (the selected one
+# among them); then one query each for the comments and the proposals when it has any.
 BARE_PAGE_QUERIES = 8
-FULL_PAGE_QUERIES = BARE_PAGE_QUERIES + 3
+FULL_PAGE_QUERIES = BARE_PAGE_QUERIES + 2
 
 
 def workspace_queries(client, trajectory, **headers) -> int:
@@ -31,11 +31,11 @@ def workspace_queries(client, trajectory, **headers) -> int:
     return len(captured)
 
 
-def test_an_assigned_annotator_asks_for_the_assignees_once(client, blank, bob):
+def test_an_assigned_annotator_is_known_with_the_trajectory(client, blank, bob):
     client.force_login(bob)
-    assert workspace_queries(client, blank) == BARE_PAGE_QUERIES + 1
+    assert workspace_queries(client, blank) == BARE_PAGE_QUERIES
     # Switching steps re-renders the panels only: no filmstrip, the selected step on its own.
-    assert workspace_queries(client, blank, **{"HX-Request": "true"}) == BARE_PAGE_QUERIES + 1
+    assert workspace_queries(client, blank, **{"HX-Request": "true"}) == BARE_PAGE_QUERIES
 
 
 def test_the_page_asks_only_for_the_kinds_of_things_the_trajectory_has(client, project, alice, bob):
@@ -57,7 +57,7 @@ def test_the_page_asks_only_for_the_kinds_of_things_the_trajectory_has(client, p
     assert 'id="ws-undo" disabled' not in html and 'id="ws-redo" disabled' in html
     s.do_assign(trajectory, bob, alice)  # an admin needs no assignees to edit; bob does
     client.force_login(bob)
-    assert workspace_queries(client, trajectory) == BARE_PAGE_QUERIES + 2
+    assert workspace_queries(client, trajectory) == BARE_PAGE_QUERIES + 1
 
 
 def test_the_workspace_costs_the_same_with_many_labels(client, project, alice, bob):

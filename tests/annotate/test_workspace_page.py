@@ -14,6 +14,7 @@ from annotate.permissions import access_workspace_page
 from annotate.views import OPERATIONS
 from annotate.workspace import labels_context, page_steps, step_context
 from tests.annotate.conftest import ODD
+from trajectories.labels.cache import kept_at_version
 from trajectories.labels.parts import anchor_dict, link_dict, memory_target_dict, subgoal_dict
 from trajectories.models import Anchor, AnchorLink, MemoryTarget, Status, Subgoal, Trajectory
 
@@ -191,8 +192,9 @@ def test_the_annotator_edits_and_the_reviewer_reviews(client, rich, bob, dave):
 
 def test_the_label_rows_are_the_labels_as_dicts(rich, alice):
     found, role = access_workspace_page(alice, rich.pk)
-    context = labels_context(found, 0, alice, role)
-    context.update(step_context(found, 0, context, page_steps(found)))
+    kept = kept_at_version(found, "labels", "steps")
+    context = labels_context(found, 0, alice, role, kept["labels"])
+    context.update(step_context(found, 0, context, page_steps(kept["steps"])))
     subgoals = [subgoal_dict(g) for g in Subgoal.objects.filter(trajectory=rich)]
     assert [{k: g[k] for k in subgoals[0]} for g in context["subgoals"]] == subgoals
     memory = [

@@ -13,8 +13,13 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from tests.trajectories.builders import make_record
-from trajectories.labels.cache import labels_at_version
-from trajectories.labels.edits import do_add_memory_target, do_update_subgoal
+from trajectories.labels.cache import READERS, kept_at_version, labels_at_version
+from trajectories.labels.edits import (
+    do_add_anchor,
+    do_add_memory_target,
+    do_update_step,
+    do_update_subgoal,
+)
 from trajectories.labels.parts import all_labels, label_parts
 from trajectories.models import Trajectory
 from trajectories.services import do_import_trajectory
@@ -67,6 +72,25 @@ def test_labels_read_after_an_edit_are_not_filed_under_the_version_before_it(imp
     assert "price" in keys  # what the database holds now
     count, _ = queries(lambda: labels_at_version(stale))
     assert count == 4  # not kept under the version it was loaded at
+
+
+def test_what_was_kept_before_an_edit_is_kept_after_it_with_the_part_it_changed(imported, bob):
+    """The edit's answer and the editor's next page read no labels: the part an edit changed
+    (read under the row lock) replaces that part of what was kept at the version before."""
+    everything = tuple(READERS)
+    kept_at_version(imported, *everything)
+    subgoal = imported.subgoals.first()
+    edits = [
+        lambda t: do_update_step(t, bob, t.version, 1, {"memory": "the price is $4"}),
+        lambda t: do_update_subgoal(t, bob, t.version, subgoal.pk, {"text": "Pay the order"}),
+        lambda t: do_add_memory_target(t, bob, t.version, key="price", value="$4", encode_step=1),
+        lambda t: do_add_anchor(t, bob, t.version, step=2, type="context_info", content="$4"),
+    ]
+    for edit in edits:
+        edit(Trajectory.objects.get(pk=imported.pk))
+        loaded = Trajectory.objects.get(pk=imported.pk)
+        fresh = {name: read(loaded) for name, read in READERS.items()}
+        assert queries(lambda loaded=loaded: kept_at_version(loaded, *everything)) == (0, fresh)
 
 
 def test_without_the_cache_every_read_asks(imported, settings):

@@ -34,6 +34,7 @@ from .. import events
 from ..models import AuditEvent, LabelEdit, Status, Trajectory
 from ..services import record_event
 from ..validation import InvalidData
+from .cache import carry_forward
 from .parts import Part, restore, snapshot
 
 # Where labels may be edited: the annotation workspace while annotating (or after an
@@ -86,8 +87,8 @@ def lock(trajectory: Trajectory, expected_version: Any) -> Trajectory:
 def bump(trajectory: Trajectory, locked: Trajectory, **fields: Any) -> None:
     """Count one more version (and set ``fields``) on the locked row and the caller's copy."""
     locked.version += 1
-    Trajectory.objects.filter(pk=locked.pk).update(
-        version=locked.version, updated_at=timezone.now(), **fields
+    Trajectory.objects.filter(pk=locked.pk).update_in_project(
+        locked.project_id, version=locked.version, updated_at=timezone.now(), **fields
     )
     trajectory.version = locked.version
     for name, value in fields.items():
@@ -155,7 +156,11 @@ def apply_edit(
     after = snapshot(locked, part)
     if after == before:
         return result
+    version = locked.version
     bump(trajectory, locked)
+    # What this process keeps of the labels at the version edited holds at the next one but
+    # for this part, once committed.
+    transaction.on_commit(lambda: carry_forward(locked, version, part, after))
     object_id = getattr(result, "pk", None) or (
         part.removeprefix("step:") if part.startswith("step:") else ""
     )
