@@ -799,13 +799,14 @@ def record_from_dict(
         grading_rule=t.get("grading_rule", str, "exact"),
         memory_items=t.get("memory_items", list, []),
     )
+    at_screens, at_steps = f.at("screens"), f.at("steps")
     screens = [
-        _read_screen(folder, s, f"{f.at('screens')}[{i}]", files, checked)
+        _read_screen(folder, s, f"{at_screens}[{i}]", files, checked)
         for i, s in enumerate(f.get("screens", list))
     ]
     steps = []
     for i, raw in enumerate(f.get("steps", list)):
-        s = _Fields(raw, f"{f.at('steps')}[{i}]")
+        s = _Fields(raw, f"{at_steps}[{i}]")
         steps.append(
             StepRecord(
                 index=s.get("index", int),
