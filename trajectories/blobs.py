@@ -11,7 +11,6 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -78,37 +77,28 @@ def _save_local(path: str, data: bytes) -> None:
         raise
 
 
-STORE_THREADS = 4  # blobs stored at once: a file system's time to create files overlaps
-
-
 def put_blobs(items: Iterable[tuple[Content, str]]) -> dict[str, Blob]:
     """Store each (bytes or checked file, content type) once; return the blobs by sha256.
 
     Files are written before their rows, so a row never points at a missing file. A checked
-    file is read only if its blob is not stored yet. A few files are stored at once, by
-    threads: most of a file's cost is the system creating it, which runs meanwhile.
+    file is read only if its blob is not stored yet.
     """
     wanted: dict[str, tuple[Content, str]] = {}
     for content, content_type in items:
         wanted.setdefault(content_sha(content), (content, content_type))
     blobs = Blob.objects.in_bulk(list(wanted))
-    missing = [(sha, *wanted[sha]) for sha in wanted if sha not in blobs]
-    if len(missing) > 1:
-        with ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="put-blobs") as pool:
-            stored = list(pool.map(_store, *zip(*missing, strict=True)))  # errors in order
-    else:
-        stored = [_store(*item) for item in missing]
-    if stored:
-        Blob.objects.bulk_create(stored, ignore_conflicts=True)
-        blobs.update({blob.sha256: blob for blob in stored})
+    missing = []
+    for sha, (content, content_type) in wanted.items():
+        if sha in blobs:
+            continue
+        data = content_bytes(content)
+        blob = Blob(sha256=sha, size=len(data), content_type=content_type)
+        _save(blob.storage_name, data)
+        missing.append(blob)
+    if missing:
+        Blob.objects.bulk_create(missing, ignore_conflicts=True)
+        blobs.update({blob.sha256: blob for blob in missing})
     return blobs
-
-
-def _store(sha: str, content: Content, content_type: str) -> Blob:
-    data = content_bytes(content)
-    blob = Blob(sha256=sha, size=len(data), content_type=content_type)
-    _save(blob.storage_name, data)
-    return blob
 
 
 def read_blob(blob: Blob) -> bytes:

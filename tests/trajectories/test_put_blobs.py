@@ -1,4 +1,4 @@
-"""Blobs stored from an import's checked files, a few at once: each once, read back as written,
+"""Blobs stored from an import's checked files: each once, read back as written,
 and a file changed since its check refused by name."""
 
 from __future__ import annotations
