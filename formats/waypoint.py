@@ -27,7 +27,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from django.conf import settings
@@ -799,13 +799,14 @@ def record_from_dict(
         grading_rule=t.get("grading_rule", str, "exact"),
         memory_items=t.get("memory_items", list, []),
     )
+    at_screens, at_steps = f.at("screens"), f.at("steps")
     screens = [
-        _read_screen(folder, s, f"{f.at('screens')}[{i}]", files, checked)
+        _read_screen(folder, s, f"{at_screens}[{i}]", files, checked)
         for i, s in enumerate(f.get("screens", list))
     ]
     steps = []
     for i, raw in enumerate(f.get("steps", list)):
-        s = _Fields(raw, f"{f.at('steps')}[{i}]")
+        s = _Fields(raw, f"{at_steps}[{i}]")
         steps.append(
             StepRecord(
                 index=s.get("index", int),
@@ -926,9 +927,10 @@ def _line_record(
 class _Checker:
     """Checks the files a line names in worker processes, while earlier lines are read.
 
-    Each file not yet verified is sent once, as soon as a line naming it is parsed; the check
-    (path, size, sha256, full image decode or XML parse) leaves a future in ``checked``,
-    which :func:`_checked_image` and :func:`_checked_xml` wait for. A worker that finds a
+    Each file not yet verified is sent once, with the other new files of the first line naming
+    it, as soon as that line is parsed; the check (path, size, sha256, full image decode or XML
+    parse) leaves a :class:`_Sent` in ``checked``, which :func:`_checked_image` and
+    :func:`_checked_xml` wait for. A worker that finds a
     fault reports only that it did: the file is then checked again in this process when its
     line's turn comes, which raises the error in the usual words. Without workers (one CPU,
     ``WAYPOINT_IMPORT_WORKERS=1``, few files, a process that may not start any) nothing is
@@ -937,6 +939,7 @@ class _Checker:
 
     MIN_FILES = 64  # fewer files than this are checked in turn: starting workers costs more
     WINDOW = 32  # lines parsed ahead of the one being turned into a record
+    BATCH = 16  # files sent to a worker at once (at most: a line's new files)
 
     def __init__(self, folder: Path, files: dict[str, str], checked: dict[Any, Any]):
         self.folder, self.files, self.checked = folder, files, checked
@@ -965,24 +968,48 @@ class _Checker:
             return exc
         if self.pool is not None and isinstance(obj, dict):
             screens = obj.get("screens")
+            new: dict[tuple[str, str], str] = {}
             for screen in screens if isinstance(screens, list) else ():
                 if isinstance(screen, dict):
-                    self._send("image", screen.get("screenshot"))
-                    self._send("xml", screen.get("ui_xml"))
+                    self._add(new, "image", screen.get("screenshot"))
+                    self._add(new, "xml", screen.get("ui_xml"))
+            items = list(new.items())
+            for start in range(0, len(items), self.BATCH):
+                self._send(items[start : start + self.BATCH])
         return obj
 
-    def _send(self, kind: str, name: Any) -> None:
+    def _add(self, new: dict[tuple[str, str], str], kind: str, name: Any) -> None:
+        """Note the file ``name`` and its sha256 in ``new`` unless it is checked or sent."""
         if not isinstance(name, str) or (kind, name) in self.checked or name not in self.files:
             return
         expected = self.files[name]
-        if not isinstance(expected, str):
+        if isinstance(expected, str):
+            new[kind, name] = expected
+
+    def _send(self, items: list[tuple[tuple[str, str], str]]) -> None:
+        """Send files to be checked by one worker (one call for a few files: a call to the
+        pool costs the importing process more than a file's check)."""
+        if self.pool is None:
             return
         try:
-            self.checked[kind, name] = self.pool.submit(  # type: ignore[union-attr]
-                _check_file, str(self.folder), name, expected, kind
-            )
+            job = self.pool.submit(_check_files, str(self.folder), items)
         except Exception:  # the workers could not start or died: check in turn from here
             self.pool = None
+            return
+        for position, (key, _) in enumerate(items):
+            self.checked[key] = _Sent(job, position)
+
+
+class _Sent(NamedTuple):
+    """A file sent to a worker: its facts will be ``job``'s result at ``position``."""
+
+    job: Future
+    position: int
+
+
+def _check_files(folder: str, items: list[tuple[tuple[str, str], str]]) -> list[tuple | None]:
+    """In a worker: for each ((kind, name), sha256), what :func:`_check_file` finds."""
+    return [_check_file(folder, name, expected, kind) for (kind, name), expected in items]
 
 
 def _check_file(folder: str, name: str, expected: str, kind: str) -> tuple | None:
@@ -1007,10 +1034,10 @@ def _settled(
 ) -> Any:
     """``checked[key]``, once a worker's check of it is over (None if it found a fault)."""
     known = checked.get(key)
-    if not isinstance(known, Future):
+    if not isinstance(known, _Sent):
         return known
     try:
-        facts = known.result()
+        facts = known.job.result()[known.position]
     except Exception:  # a worker that died, or a check cancelled
         facts = None
     if facts is None:

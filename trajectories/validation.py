@@ -296,6 +296,15 @@ def check_no_nul(value: Any, where: str) -> None:
                 pending.append((child, _child_place(place, key)))
 
 
+def _nul_free(values: list[Any]) -> bool:
+    """Whether no NUL character is anywhere in ``values`` (False: maybe one is), at the cost of
+    one orjson call for the lot, as :func:`check_no_nul` looks first."""
+    try:
+        return b"\\u0000" not in orjson.dumps(values)
+    except (TypeError, orjson.JSONEncodeError):
+        return False  # not JSON all through (an integer beyond 64 bits): walk it
+
+
 def _column(model: Any, name: str) -> int:
     return model._meta.get_field(name).max_length
 
@@ -314,10 +323,12 @@ def _check_storable(record: Any, where: str) -> None:
         check_length(
             record.recorded_by, _column(Trajectory, "recorder_name"), field_at(where, "recorded_by")
         )
+    limits = {name: _column(Screen, name) for name in ("package", "activity")}
     for i, screen in enumerate(record.screens):
-        place = f"{field_at(where, 'screens')}[{i}]"
-        for name in ("package", "activity"):
-            check_length(getattr(screen, name), _column(Screen, name), f"{place}.{name}")
+        for name, limit in limits.items():
+            if len(getattr(screen, name)) > limit:
+                place = f"{field_at(where, 'screens')}[{i}]"
+                check_length(getattr(screen, name), limit, f"{place}.{name}")
     for label, key, model, column in (("subgoals", "origin", Subgoal, "origin"),
                                       ("memory_targets", "key", MemoryTarget, "key"),
                                       ("anchors", "id", Anchor, "key")):  # fmt: skip
@@ -332,14 +343,19 @@ def _check_storable(record: Any, where: str) -> None:
         check_no_nul(getattr(task, name), field_at(where, f"task.{name}"))
     for name in ("uid", "device", "recorded_by", "metadata"):
         check_no_nul(getattr(record, name), field_at(where, name))
-    for i, screen in enumerate(record.screens):
-        place = f"{field_at(where, 'screens')}[{i}]"
-        for name in ("package", "activity", "features", "visible_memory"):
-            check_no_nul(getattr(screen, name), f"{place}.{name}")
-    for i, step in enumerate(record.steps):
-        place = f"{field_at(where, 'steps')}[{i}]"
-        for name in ("action", "target", "thought", "summary", "memory"):
-            check_no_nul(getattr(step, name), f"{place}.{name}")
+    screen_fields = ("package", "activity", "features", "visible_memory")
+    step_fields = ("action", "target", "thought", "summary", "memory")
+    values = [getattr(screen, name) for screen in record.screens for name in screen_fields]
+    values += [getattr(step, name) for step in record.steps for name in step_fields]
+    if not _nul_free(values):  # then find it, field by field, to name its place
+        for i, screen in enumerate(record.screens):
+            place = f"{field_at(where, 'screens')}[{i}]"
+            for name in screen_fields:
+                check_no_nul(getattr(screen, name), f"{place}.{name}")
+        for i, step in enumerate(record.steps):
+            place = f"{field_at(where, 'steps')}[{i}]"
+            for name in step_fields:
+                check_no_nul(getattr(step, name), f"{place}.{name}")
     for name in ("subgoals", "memory_targets", "anchors", "anchor_links"):
         check_no_nul(getattr(record, name), field_at(where, name))
 

@@ -29,10 +29,9 @@ def workers(settings, monkeypatch):
     sent = []
     real = waypoint._Checker._send
 
-    def counting(self, kind, name):
-        before = len(self.checked)
-        real(self, kind, name)
-        sent.extend([name] * (len(self.checked) - before))
+    def counting(self, items):
+        real(self, items)
+        sent.extend(name for (_, name), _ in items if self.pool is not None)
 
     monkeypatch.setattr(waypoint._Checker, "_send", counting)
     return sent

@@ -1,8 +1,9 @@
 """A trajectory's labels as plain JSON, by part, and how to put a part back.
 
 One mapping per label row, both ways: ``*_dict`` turns a row into JSON (the workspace, the API,
-audit events), ``*_row`` turns JSON into an unsaved row (import, undo, copies, recording), so
-every place that writes a subgoal, memory target, anchor or link fills the same fields.
+audit events), ``*_values`` turns JSON into a row's fields and ``*_row`` into an unsaved row of
+them (import, undo, copies, recording), so every place that writes a subgoal, memory target,
+anchor or link fills the same fields.
 
 An edit records the part it touched before and after (a subgoal edit stores all subgoals, a step
 edit that step's fields): small enough to keep in every audit event, complete enough that undo
@@ -71,58 +72,72 @@ def link_dict(link: AnchorLink, keys: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def subgoal_values(g: dict[str, Any]) -> dict[str, Any]:
+    """A subgoal row's fields (but its trajectory and id), from its JSON."""
+    return {
+        "start": g["start"],
+        "end": g["end"],
+        "text": g.get("text", ""),
+        "effect": g.get("effect", ""),
+        "behaviour": g.get("behaviour", ""),
+        "success": g.get("success", "") or "",
+        "origin": g.get("origin", "human"),
+    }
+
+
+def memory_target_values(m: dict[str, Any]) -> dict[str, Any]:
+    """A memory target row's fields (but its trajectory and id), from its JSON."""
+    return {
+        "key": m["key"],
+        "value": m["value"],
+        "encode_step": m["encode_step"],
+        "evidence": m.get("evidence") or {},
+        "retrieve_steps": sorted(set(m.get("retrieve_steps", []))),
+    }
+
+
+def anchor_values(a: dict[str, Any], key: str) -> dict[str, Any]:
+    """An anchor row's fields (but its trajectory and id), from its JSON."""
+    return {
+        "key": key,
+        "step_index": a["step"],
+        "type": a["type"],
+        "content": a["content"],
+        "description": a.get("description", ""),
+        "evidence": a.get("evidence") or {},
+    }
+
+
+def link_values(link: dict[str, Any], ids: dict[str, int]) -> dict[str, Any]:
+    """A link row's fields (but its id), from its JSON; ``ids`` maps anchor keys to their
+    rows' ids."""
+    return {
+        "source_id": ids[link["source"]],
+        "target_id": ids[link["target"]],
+        "relation": link["relation"],
+        "critical": link.get("critical", False),
+    }
+
+
 def subgoal_row(trajectory: Trajectory, g: dict[str, Any], pk: int | None = None) -> Subgoal:
-    return Subgoal(
-        pk=pk,
-        trajectory=trajectory,
-        start=g["start"],
-        end=g["end"],
-        text=g.get("text", ""),
-        effect=g.get("effect", ""),
-        behaviour=g.get("behaviour", ""),
-        success=g.get("success", "") or "",
-        origin=g.get("origin", "human"),
-    )
+    return Subgoal(pk=pk, trajectory=trajectory, **subgoal_values(g))
 
 
 def memory_target_row(
     trajectory: Trajectory, m: dict[str, Any], pk: int | None = None
 ) -> MemoryTarget:
-    return MemoryTarget(
-        pk=pk,
-        trajectory=trajectory,
-        key=m["key"],
-        value=m["value"],
-        encode_step=m["encode_step"],
-        evidence=m.get("evidence") or {},
-        retrieve_steps=sorted(set(m.get("retrieve_steps", []))),
-    )
+    return MemoryTarget(pk=pk, trajectory=trajectory, **memory_target_values(m))
 
 
 def anchor_row(
     trajectory: Trajectory, a: dict[str, Any], key: str, pk: int | None = None
 ) -> Anchor:
-    return Anchor(
-        pk=pk,
-        trajectory=trajectory,
-        key=key,
-        step_index=a["step"],
-        type=a["type"],
-        content=a["content"],
-        description=a.get("description", ""),
-        evidence=a.get("evidence") or {},
-    )
+    return Anchor(pk=pk, trajectory=trajectory, **anchor_values(a, key))
 
 
 def link_row(link: dict[str, Any], ids: dict[str, int], pk: int | None = None) -> AnchorLink:
     """``ids`` maps anchor keys to their rows' ids."""
-    return AnchorLink(
-        pk=pk,
-        source_id=ids[link["source"]],
-        target_id=ids[link["target"]],
-        relation=link["relation"],
-        critical=link.get("critical", False),
-    )
+    return AnchorLink(pk=pk, **link_values(link, ids))
 
 
 def step_dict(step: Step) -> dict[str, Any]:
