@@ -272,11 +272,8 @@ def check_no_nul(value: Any, where: str) -> None:
         return
     if not value:
         return
-    try:  # orjson writes a NUL, in a name or a value, as \u0000: none there, none anywhere
-        if b"\\u0000" not in orjson.dumps(value):
-            return
-    except (TypeError, orjson.JSONEncodeError):
-        pass  # not JSON all through (an integer beyond 64 bits): walk it
+    if _nul_free(value):
+        return
     pending = [(value, where)]
     while pending:
         item, place = pending.pop()
@@ -296,11 +293,11 @@ def check_no_nul(value: Any, where: str) -> None:
                 pending.append((child, _child_place(place, key)))
 
 
-def _nul_free(values: list[Any]) -> bool:
-    """Whether no NUL character is anywhere in ``values`` (False: maybe one is), at the cost of
-    one orjson call for the lot, as :func:`check_no_nul` looks first."""
+def _nul_free(value: Any) -> bool:
+    """Whether no NUL character is anywhere in ``value`` (False: maybe one is), at the cost of
+    one orjson call: orjson writes a NUL, in a name or a value, as \\u0000."""
     try:
-        return b"\\u0000" not in orjson.dumps(values)
+        return b"\\u0000" not in orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         return False  # not JSON all through (an integer beyond 64 bits): walk it
 
