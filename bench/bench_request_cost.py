@@ -12,6 +12,8 @@ the shared machine's load disturbs) and, with ``--callgrind``, the instructions 
 
 - workspace page / step switch (htmx) / labels read (API): the annotator's two trajectories at
   every step, their labels kept since a read at the same version (trajectories/labels/cache.py);
+  "workspace page (read)": the labels' cache emptied before each request (as on a process's
+  first look at a trajectory at its version, which the mixed load's random trajectories mostly are);
 - label edit (API): a step's memory text, on the version the previous answer named;
 - list page / API list: every page, kept (list_cache.py); "computed": the lists' cache emptied
   before each request (as after any change to the project), the emptying included (~0.01 M).
@@ -41,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / "var" / "bench-request-cost"
 KINDS = (
     "workspace page",
+    "workspace page (read)",
     "step switch",
     "labels read",
     "label edit",
@@ -57,6 +60,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", action="append", choices=KINDS, help="these kinds alone")
     parser.add_argument("--callgrind", action="store_true", help="count instructions")
     parser.add_argument("--profile", action="store_true", help="print a cProfile per kind")
+    parser.add_argument(
+        "--sort", default="cumulative", choices=("cumulative", "tottime"), help="profile order"
+    )
     parser.add_argument("--workdir", default=str(WORK), help="blobs and static files")
     parser.add_argument("--under-valgrind", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -124,7 +130,7 @@ class Requests:
         """(method, path, headers) of every request of a kind, in the order asked."""
         data, project = self.data, self.data["project"]
         steps = [(t, s) for s in range(data["steps"]) for t in self.assigned]
-        if kind in ("workspace page", "step switch"):
+        if kind.startswith("workspace page") or kind == "step switch":
             headers = {"HTTP_HX_REQUEST": "true"} if kind == "step switch" else {}
             return [("GET", f"/trajectories/{t}/workspace/?step={s}", headers) for t, s in steps]
         if kind == "labels read":
@@ -150,6 +156,10 @@ class Requests:
             from django.core.cache import caches
 
             caches["lists"].clear()  # as after a change to the project
+        if kind.endswith("(read)"):
+            from django.core.cache import caches
+
+            caches["labels"].clear()  # as the first look at a trajectory in this process
         if method == "PATCH":
             trajectory = int(path.split("/")[4])
             if trajectory not in self.version:
@@ -209,7 +219,7 @@ def measure(args: argparse.Namespace) -> None:
             callgrind(f"--dump=kind{KINDS.index(kind)}")
         print(f"{kind:<22} {queries:>7} {cpu:>7.2f}", flush=True)
         if profile:
-            pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+            pstats.Stats(profile).sort_stats(args.sort).print_stats(40)
 
 
 def run_callgrind(args: argparse.Namespace) -> None:
