@@ -7,6 +7,7 @@ is a prefix such as ``"line 3: steps[4].action"``) and returns the normalised va
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 import orjson
@@ -147,10 +148,18 @@ def check_subgoals(
         previous = (position, (start, end))
 
 
+@cache
+def choice_values(choices: type) -> tuple[str, ...]:
+    """A choices class's values, listed once per process (Django's ``.values`` builds the
+    list again on every use, which an import of 35,000 steps asks for tens of thousands of
+    times)."""
+    return tuple(choices.values)
+
+
 def check_success(value: Any, where: str) -> str:
     if value in ("", None):
         return ""
-    if value not in SubgoalSuccess.values:
+    if value not in choice_values(SubgoalSuccess):
         raise fail(where, f"must be one of yes, no, uncertain, got {value!r}")
     return value
 
@@ -177,14 +186,14 @@ def check_memory_target(
 
 
 def check_anchor_type(value: Any, where: str) -> str:
-    if value not in AnchorType.values:
-        raise fail(where, f"unknown anchor type {value!r} (known: {', '.join(AnchorType.values)})")
+    if value not in (known := choice_values(AnchorType)):
+        raise fail(where, f"unknown anchor type {value!r} (known: {', '.join(known)})")
     return value
 
 
 def check_relation(value: Any, where: str) -> str:
-    if value not in Relation.values:
-        raise fail(where, f"unknown relation {value!r} (known: {', '.join(Relation.values)})")
+    if value not in (known := choice_values(Relation)):
+        raise fail(where, f"unknown relation {value!r} (known: {', '.join(known)})")
     return value
 
 
@@ -203,7 +212,7 @@ def check_anchor_link(
 
 
 def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
-    allowed = list(choices)
+    allowed = choices if isinstance(choices, tuple) else tuple(choices)
     if value not in allowed:
         raise fail(where, f"must be one of {', '.join(allowed)}, got {value!r}")
     return value
@@ -368,13 +377,13 @@ def check_trajectory_record(record: Any, where: str = "") -> None:
     _str(task.uid, field_at(where, "task.uid"))
     _str(task.goal, field_at(where, "task.goal"))
     if task.intent:
-        check_choice(task.intent, Intent.values, field_at(where, "task.intent"))
+        check_choice(task.intent, choice_values(Intent), field_at(where, "task.intent"))
     if task.difficulty:
-        check_choice(task.difficulty, Difficulty.values, field_at(where, "task.difficulty"))
+        check_choice(task.difficulty, choice_values(Difficulty), field_at(where, "task.difficulty"))
     check_grading_rule(task.grading_rule, field_at(where, "task.grading_rule"))
-    check_choice(record.source, Source.values, field_at(where, "source"))
-    check_choice(record.status, Status.values, field_at(where, "status"))
-    check_choice(record.outcome, Outcome.values, field_at(where, "outcome"))
+    check_choice(record.source, choice_values(Source), field_at(where, "source"))
+    check_choice(record.status, choice_values(Status), field_at(where, "status"))
+    check_choice(record.outcome, choice_values(Outcome), field_at(where, "outcome"))
     if not all(isinstance(app, str) for app in task.apps):
         raise fail(field_at(where, "task.apps"), "must be a list of package names")
     if not all(isinstance(item, Mapping) for item in task.memory_items):
