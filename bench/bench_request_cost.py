@@ -152,13 +152,11 @@ class Requests:
         ]
 
     def send(self, kind: str, method: str, path: str, headers: dict) -> None:
-        if kind.endswith("(computed)"):
-            from django.core.cache import caches
+        from django.core.cache import caches
 
+        if kind.endswith("(computed)"):
             caches["lists"].clear()  # as after a change to the project
         if kind.endswith("(read)"):
-            from django.core.cache import caches
-
             caches["labels"].clear()  # as the first look at a trajectory in this process
         if method == "PATCH":
             trajectory = int(path.split("/")[4])

@@ -212,7 +212,7 @@ def check_anchor_link(
 
 
 def check_choice(value: Any, choices: Iterable[str], where: str) -> str:
-    allowed = choices if isinstance(choices, tuple) else tuple(choices)
+    allowed = tuple(choices)
     if value not in allowed:
         raise fail(where, f"must be one of {', '.join(allowed)}, got {value!r}")
     return value
