@@ -64,7 +64,10 @@ class Project(models.Model):
 
 
 class Membership(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    # Indexed by membership_unique_user, which leads with it (as for the keys below).
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="memberships", db_index=False
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
@@ -107,7 +110,9 @@ class GradingRule(models.TextChoices):
 
 
 class Task(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="tasks", db_index=False
+    )
     uid = models.CharField(max_length=64, help_text="Stable identity across imports and exports.")
     goal = models.TextField(help_text="The instruction given to the agent.")
     apps = models.JSONField(default=list, blank=True, help_text="Package names involved.")
@@ -171,7 +176,10 @@ class TrajectoryQuerySet(ListedQuerySet):
 
 
 class Trajectory(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="trajectories")
+    # Indexed by the two indexes of Meta, which lead with it.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="trajectories", db_index=False
+    )
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="trajectories")
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     device_serial = models.CharField(max_length=200, blank=True)
@@ -267,9 +275,13 @@ class Blob(models.Model):
 
 class Screen(models.Model):
     trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="screens")
-    screenshot = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+")
+    # Indexed in Meta: a key's own index on PostgreSQL comes with a second one for LIKE on
+    # the blob's text key, which nothing asks and every imported screen paid for.
+    screenshot = models.ForeignKey(
+        Blob, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     ui_xml = models.ForeignKey(
-        Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
     )
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()
@@ -289,6 +301,10 @@ class Screen(models.Model):
 
     class Meta:
         ordering = ["id"]
+        indexes = [
+            models.Index(fields=["screenshot"], name="screen_screenshot"),
+            models.Index(fields=["ui_xml"], name="screen_ui_xml"),
+        ]
 
     def __str__(self) -> str:
         return f"screen {self.pk} {self.package}"
@@ -310,7 +326,10 @@ class ActionType(models.TextChoices):
 
 
 class Step(models.Model):
-    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="steps")
+    # Indexed by step_unique_index, which leads with it (as for the labels below).
+    trajectory = models.ForeignKey(
+        Trajectory, on_delete=models.CASCADE, related_name="steps", db_index=False
+    )
     index = models.PositiveIntegerField()
     screen = models.ForeignKey(
         Screen, on_delete=models.CASCADE, related_name="steps", help_text="Screen before."
@@ -354,7 +373,9 @@ class SubgoalSuccess(models.TextChoices):
 
 
 class Subgoal(models.Model):
-    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="subgoals")
+    trajectory = models.ForeignKey(
+        Trajectory, on_delete=models.CASCADE, related_name="subgoals", db_index=False
+    )
     start = models.PositiveIntegerField(help_text="First step index (inclusive).")
     end = models.PositiveIntegerField(help_text="Last step index (inclusive).")
     text = models.TextField(blank=True, help_text="The subgoal's intent.")
@@ -410,7 +431,9 @@ class AnchorType(models.TextChoices):
 
 
 class Anchor(models.Model):
-    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="anchors")
+    trajectory = models.ForeignKey(
+        Trajectory, on_delete=models.CASCADE, related_name="anchors", db_index=False
+    )
     key = models.CharField(max_length=64, help_text="Identity within the trajectory, e.g. a3.")
     step_index = models.PositiveIntegerField()
     type = models.CharField(max_length=16, choices=AnchorType.choices)
@@ -439,7 +462,9 @@ class Relation(models.TextChoices):
 
 
 class AnchorLink(models.Model):
-    source = models.ForeignKey(Anchor, on_delete=models.CASCADE, related_name="links_out")
+    source = models.ForeignKey(
+        Anchor, on_delete=models.CASCADE, related_name="links_out", db_index=False
+    )
     target = models.ForeignKey(Anchor, on_delete=models.CASCADE, related_name="links_in")
     relation = models.CharField(max_length=16, choices=Relation.choices)
     critical = models.BooleanField(default=False)
