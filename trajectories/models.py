@@ -277,9 +277,7 @@ class Screen(models.Model):
     trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="screens")
     # Indexed in Meta: a key's own index on PostgreSQL comes with a second one for LIKE on
     # the blob's text key, which nothing asks and every imported screen paid for.
-    screenshot = models.ForeignKey(
-        Blob, on_delete=models.PROTECT, related_name="+", db_index=False
-    )
+    screenshot = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="+", db_index=False)
     ui_xml = models.ForeignKey(
         Blob, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
     )
