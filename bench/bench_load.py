@@ -256,7 +256,7 @@ def prepare(args: argparse.Namespace) -> None:
     """In the child: the served code first on the path, then seed and write what the users need."""
     sys.path.insert(0, args.code)
     if args.fresh_db and os.environ["DATABASE_URL"].startswith("postgres"):
-        recreate_database(os.environ["DATABASE_URL"])
+        create_database(os.environ["DATABASE_URL"], replace=True)
     data = seed(args.trajectories, args.steps, args.users if args.mode == "team" else 0)
     data["costs"] = request_costs(data)
     from django.db import connection
@@ -268,15 +268,19 @@ def prepare(args: argparse.Namespace) -> None:
     Path(args.prepare_into).write_text(json.dumps(data))
 
 
-def recreate_database(url: str) -> None:
-    """Drop and create the database ``url`` names, on its server (not while in use)."""
+def create_database(url: str, *, replace: bool) -> None:
+    """Create the database ``url`` names, empty, on its server: with ``replace`` dropped
+    first (not while in use), else only if it is missing (a machine new to the bench)."""
     import psycopg
     from psycopg import sql
 
     name = database_name(url)
     server = urlsplit(url)._replace(path="/postgres").geturl()
     with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        if replace:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        elif conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            return
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     print(f"database {name}: created empty", flush=True)
 

@@ -38,7 +38,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / "var" / "bench-request-cost"
@@ -90,11 +89,11 @@ def seeded(work: Path) -> dict:
     """bench_load's project, trajectories and team, seeded once into the database (again
     when the database no longer holds what the stamp names, e.g. after bench_load's
     --fresh-db)."""
-    from bench_load import database_name, seed
+    from bench_load import create_database, seed
 
     url = os.environ["DATABASE_URL"]
     if url.startswith("postgres"):
-        create_if_missing(url, database_name(url))
+        create_database(url, replace=False)
     stamp = work / "seeded.json"
     if stamp.exists():
         import django
@@ -109,20 +108,6 @@ def seeded(work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     stamp.write_text(json.dumps(data))
     return data
-
-
-def create_if_missing(url: str, name: str) -> None:
-    """The PostgreSQL database ``name`` made empty on the server ``url`` names, if missing
-    (a machine new to the bench has none)."""
-    import psycopg
-    from psycopg import sql
-
-    server = urlsplit(url)._replace(path="/postgres").geturl()
-    with psycopg.connect(server, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            return
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    print(f"database {name}: created empty", flush=True)
 
 
 class Requests:
