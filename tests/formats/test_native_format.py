@@ -418,3 +418,28 @@ def test_it_refuses_a_subgoal_text_that_is_not_text(project, fresh):
     assert_refused(
         project, fresh, "trajectories.jsonl line 1: subgoals[0].text: must be a string, got list"
     )
+
+
+def test_times_are_written_in_utc_as_isoformat_writes_them(project, tmp_path):
+    """Whole seconds without a fraction, six digits otherwise, a time of another zone in UTC,
+    a missing time as null: the same text whatever the database."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    do_import_trajectory(project, make_record(steps=3, seed=1))
+    trajectory = Trajectory.objects.get(project=project)
+    screens = list(Screen.objects.filter(trajectory=trajectory).order_by("id"))
+    whole = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    fraction = datetime(2026, 12, 3, 16, 30, 4, 120000, tzinfo=UTC)
+    elsewhere = datetime(2026, 6, 30, 23, 59, 59, 7, tzinfo=timezone(timedelta(hours=2)))
+    Screen.objects.filter(pk=screens[0].pk).update(captured_at=whole)
+    Screen.objects.filter(pk=screens[1].pk).update(captured_at=fraction)
+    Step.objects.filter(trajectory=trajectory, index=0).update(
+        action_sent_at=elsewhere, settled_at=None
+    )
+    out = tmp_path / "times"
+    export_trajectories(Trajectory.objects.filter(project=project), out)
+    record = json.loads((out / "trajectories.jsonl").read_text())
+    assert record["screens"][0]["captured_at"] == "2026-01-02T03:04:05+00:00"
+    assert record["screens"][1]["captured_at"] == "2026-12-03T16:30:04.120000+00:00"
+    assert record["steps"][0]["action_sent_at"] == "2026-06-30T21:59:59.000007+00:00"
+    assert record["steps"][0]["settled_at"] is None
