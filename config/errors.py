@@ -4,18 +4,23 @@ The API answers ``{"detail": message}`` (:func:`api_exception_handler` is DRF's 
 HTML pages answer a styled page with the site's navigation (:class:`DomainErrorMiddleware`), and
 anything under ``/api/`` answers JSON, unknown paths included. Views raise; they never catch an
 error only to turn it into a response, and they need no decorator to get the right status.
+
+A database that does not answer is a 503 with ``Retry-After`` everywhere, its page drawn without
+the database (no session, no user): :func:`database_unavailable`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.db import DataError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -33,6 +38,10 @@ from trajectories.labels.protocol import StaleVersion
 from trajectories.validation import MAX_INT, InvalidData, InvalidRequest
 
 API_PREFIX = "/api/"
+
+# How long a client is asked to wait before it tries again when the database is not answering.
+RETRY_AFTER_S = 5
+DATABASE_UNAVAILABLE = "the database is not answering; try again shortly"
 
 # Domain error → (HTTP status, the page's title). The first matching class wins, so a subclass
 # (DeviceGone is a RecordingError) comes before its base.
@@ -54,10 +63,16 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (TooManyFilesSent, 400, "Request too large"),
     # Well-formed, but against a rule of the domain given the stored data.
     (InvalidData, 422, "Not possible"),
+    # The database refused the connection, dropped it, or is locked or overloaded: a moment's
+    # outage, not the request's fault (Django wraps every driver's errors in these two).
+    (OperationalError, 503, "The database is not answering"),
+    (InterfaceError, 503, "The database is not answering"),
 ]
 
 # Errors whose own text names the machinery, not the input: they get this message instead.
 MESSAGES: dict[type[Exception], Callable[[], str]] = {
+    OperationalError: lambda: DATABASE_UNAVAILABLE,
+    InterfaceError: lambda: DATABASE_UNAVAILABLE,
     OverflowError: lambda: f"a number in the request is out of range (at most {MAX_INT})",
     DataError: lambda: (
         "a value in the request does not fit where it is stored (too long or too large)"
@@ -102,6 +117,17 @@ def extra_fields(exc: BaseException) -> dict[str, Any]:
     return {}
 
 
+def headers_of(exc: BaseException) -> dict[str, str]:
+    """The answer's headers: when to try again after a database outage."""
+    if is_database_down(exc):
+        return {"Retry-After": str(RETRY_AFTER_S)}
+    return {}
+
+
+def is_database_down(exc: BaseException | None) -> bool:
+    return isinstance(exc, OperationalError | InterfaceError)
+
+
 def is_api(request: HttpRequest) -> bool:
     return request.path.startswith(API_PREFIX)
 
@@ -113,7 +139,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF's handler, extended with the domain's errors; every answer is ``{"detail": ...}``."""
     mapped = status_of(exc)
     if mapped is not None:
-        response = Response({"detail": message_of(exc), **extra_fields(exc)}, status=mapped[0])
+        response = Response(
+            {"detail": message_of(exc), **extra_fields(exc)},
+            status=mapped[0],
+            headers=headers_of(exc),
+        )
     else:
         response = drf_exception_handler(exc, context)
     if response is None:
@@ -172,10 +202,26 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: JSON under ``/api/``, the plain page elsewhere."""
+    """``handler500``: JSON under ``/api/``, the plain page elsewhere; the 503 of a database
+    outage when that is what went wrong outside a view (a middleware saving the session)."""
+    if is_database_down(sys.exc_info()[1]):
+        return database_unavailable(request)
     if is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return defaults.server_error(request)
+
+
+def database_unavailable(request: HttpRequest) -> HttpResponse:
+    """503 with ``Retry-After``: JSON under ``/api/``, the message alone for htmx, else a page
+    that asks the database nothing (rendered without the request: no session, no user)."""
+    headers = {"Retry-After": str(RETRY_AFTER_S)}
+    if is_api(request):
+        return JsonResponse({"detail": DATABASE_UNAVAILABLE}, status=503, headers=headers)
+    if getattr(request, "htmx", False):
+        plain = "text/plain; charset=utf-8"
+        return HttpResponse(DATABASE_UNAVAILABLE, content_type=plain, status=503, headers=headers)
+    page = render_to_string("503.html", {"message": DATABASE_UNAVAILABLE})
+    return HttpResponse(page, status=503, headers=headers)
 
 
 # ------------------------------------------------------------------------------------- pages
@@ -204,6 +250,8 @@ class DomainErrorMiddleware:
             if isinstance(exc, Http404) and is_api(request):
                 return JsonResponse({"detail": str(exc) or "Not found."}, status=404)
             return None  # Http404 and PermissionDenied: Django's handlers render the templates
+        if is_database_down(exc):
+            return database_unavailable(request)
         status, title = mapped
         if is_api(request):
             return JsonResponse({"detail": message_of(exc), **extra_fields(exc)}, status=status)

@@ -6,6 +6,7 @@ alice is the project's admin, bob an annotator, dave a reviewer, charlie an outs
 from __future__ import annotations
 
 import pytest
+from django.db import InterfaceError, OperationalError, connection
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
@@ -351,3 +352,96 @@ def test_a_null_export_filter_is_no_filter_as_the_schema_allows(project, alice):
     )
     assert response.status_code == 202
     assert response.json()["params"]["filters"] == {}
+
+
+# ---------------------------------------------------------------------- the database goes away
+
+DOWN = "the database is not answering; try again shortly"
+
+
+class DatabaseDown:
+    """An ``execute_wrapper`` under which every query fails as a database that went away does
+    (on SQLite and PostgreSQL alike: Django raises its own OperationalError for both); counts
+    the queries asked, so that the answer is seen to ask no more."""
+
+    def __init__(self, error: type[Exception] = OperationalError) -> None:
+        self.error, self.asked = error, 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.asked += 1
+        raise self.error('connection to server at "postgres" port 5432 failed: Connection refused')
+
+
+@pytest.mark.parametrize("error", [OperationalError, InterfaceError])
+def test_an_api_request_during_an_outage_is_a_503_to_retry(project, alice, error):
+    token = Token.objects.create(user=alice)
+    down = DatabaseDown(error)
+    with connection.execute_wrapper(down):
+        response = Client().get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert (response.status_code, response["Retry-After"], response.json()) == (
+        503,
+        "5",
+        {"detail": DOWN},
+    )
+    assert down.asked == 1  # the token's lookup, and nothing after it
+
+
+def test_an_api_request_with_a_session_during_an_outage_is_a_503(project, alice):
+    client = client_of(alice)
+    with connection.execute_wrapper(DatabaseDown()):
+        response = client.post(
+            "/api/v1/projects/", {"name": "Outage"}, content_type="application/json"
+        )
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert response.json() == {"detail": DOWN}
+
+
+def test_a_page_during_an_outage_is_a_plain_503_that_asks_the_database_nothing(project, alice):
+    client = client_of(alice)
+    down = DatabaseDown()
+    with connection.execute_wrapper(down):
+        response = client.get(f"/projects/{project.pk}/trajectories/")
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    page = response.content.decode()
+    assert "<h1>The database is not answering</h1>" in page
+    assert "The database is not answering; try again shortly." in page
+    assert "alice" not in page  # no user: finding them needs the database
+    assert down.asked == 1  # the session's lookup; the page itself asked nothing
+
+
+def test_htmx_during_an_outage_gets_the_message_alone(project, alice):
+    client = client_of(alice)
+    with connection.execute_wrapper(DatabaseDown()):
+        response = client.get(f"/projects/{project.pk}/trajectories/", **HX)
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert response["Content-Type"].startswith("text/plain")
+    assert response.content.decode() == DOWN
+
+
+@pytest.mark.parametrize("path", ["/api/v1/projects/", "/projects/"])
+def test_an_outage_outside_any_view_is_the_same_503(path):
+    """handler500 sees what went wrong: a middleware's query (saving the session) failing."""
+    from django.test import RequestFactory
+
+    from config.errors import server_error
+
+    try:
+        raise OperationalError("server closed the connection unexpectedly")
+    except OperationalError:
+        response = server_error(RequestFactory().get(path))
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert "not answering; try again shortly" in response.content.decode()
+
+
+def test_other_errors_are_still_a_plain_500():
+    from django.test import RequestFactory
+
+    from config.errors import server_error
+
+    try:
+        raise RuntimeError("a bug")
+    except RuntimeError:
+        response = server_error(RequestFactory().get("/api/v1/projects/"))
+    assert (response.status_code, response.content) == (500, b'{"detail": "Server error."}')
+    assert not response.has_header("Retry-After")
