@@ -469,3 +469,11 @@ LLM_LIMITS_URL = os.getenv(
 LLM_HTTP_RETRIES = envint("LLM_HTTP_RETRIES", 4)  # 429 / 5xx / timeouts, with backoff
 LLM_INVALID_RETRIES = envint("LLM_INVALID_RETRIES", 2)  # answers that are not valid labels
 LLM_BACKOFF_MS = envint("LLM_BACKOFF_MS", 1000)  # first wait; doubles each retry
+
+# Where model requests may go (core/llm.py): hosts (any port) or host:port. Empty: the endpoints
+# configured above and those a site admin registers (agents.endpoints), at public addresses; a
+# loopback, private or link-local host must be listed here.
+WAYPOINT_ENDPOINT_ALLOWED_HOSTS = envlist("WAYPOINT_ENDPOINT_ALLOWED_HOSTS")
+# Whether a project's admins may register model endpoints for their project (site admins always
+# may register the site's).
+WAYPOINT_PROJECT_ENDPOINTS = envbool("WAYPOINT_PROJECT_ENDPOINTS")

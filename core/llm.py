@@ -9,9 +9,23 @@ endpoints through :class:`LLMClient`, under the same rules:
   times, after ``LLM_BACKOFF_MS`` doubling each time, or after what the server's
   ``Retry-After`` asks; the slot is given back while it waits;
 - each request has a timeout (``LLM_TIMEOUT_S`` unless the caller gives its own);
-- whatever goes wrong is an :class:`LLMError` that says what and where: the HTTP status with the
-  server's own message, no answer in time, an answer that is not JSON, or JSON that is not a
-  chat completion or embeddings.
+- whatever goes wrong is an :class:`LLMError` that says what and where: the HTTP status and its
+  standard reason, no answer in time, an answer that is not JSON, or JSON that is not a chat
+  completion or embeddings. The remote body is never repeated: an error message is shown to
+  people, and a URL that answers with a file or an internal service's page must not leak it.
+
+Where requests may go (:func:`check_url`, before any connection, and again for a redirect):
+
+- ``http`` and ``https`` only (no ``file:``, ``ftp:``, ``data:``: the opener has no handler for
+  them either);
+- to a host of the allow-list: ``WAYPOINT_ENDPOINT_ALLOWED_HOSTS`` (``host`` for any port, or
+  ``host:port``) and the endpoints the environment configures (``LLM_BASE_URL``,
+  ``WAYPOINT_JUDGE_URL``, ``WAYPOINT_EMBEDDINGS_URL``). An endpoint an admin registered
+  (``registered=True``) is allowed too while the setting is empty, but only at a public
+  address: loopback, private, link-local (the cloud metadata service) and other reserved
+  addresses must be listed;
+- a client's key goes only to its own endpoint: :meth:`LLMClient.post` refuses another origin,
+  and a redirect is followed only on the same origin.
 
 The transport is the standard library's ``urllib``: one JSON POST with a timeout is all it has to
 do. The ``openai`` package would bring its own retries, which hold no slot of ours and follow
@@ -22,18 +36,22 @@ from __future__ import annotations
 
 import base64
 import http.client
+import ipaddress
 import json
+import os
+import socket
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 from django.conf import settings
 
 from .llm_limits import LimitWait, request_slot
 
-MAX_DETAIL = 300  # what an error keeps of the server's own message
+SCHEMES = {"http": 80, "https": 443}
 
 Content = str | list[dict[str, Any]]  # a chat message's content: text, or text and image parts
 
@@ -68,34 +86,141 @@ def image_part(data: bytes) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": data_url(data)}}
 
 
-def _detail(error: urllib.error.HTTPError) -> str:
-    """The server's own words about an HTTP error (OpenAI's ``{"error": {"message"}}``)."""
+def _reason(code: int) -> str:
+    """The standard reason of an HTTP status, never the server's own words."""
     try:
-        body = error.read(4096).decode("utf-8", "replace").strip()
-    except (OSError, http.client.HTTPException):
-        return ""
-    try:
-        found = json.loads(body)
+        return http.HTTPStatus(code).phrase
     except ValueError:
-        found = body
-    if isinstance(found, dict):
-        found = found.get("error", found.get("detail", body))
-        if isinstance(found, dict):
-            found = found.get("message", body)
-    text = " ".join(str(found).split())[:MAX_DETAIL]
-    return f": {text}" if text else ""
+        return "unknown status"
+
+
+def origin(url: str) -> str:
+    """``scheme://host:port`` of a URL (the default port written out), lower case."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        raise LLMError(f"refused {url}: its port is not a number") from None
+    scheme = parts.scheme.lower()
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port or SCHEMES.get(scheme, 0)}"
+
+
+def _hostport(url: str) -> str:
+    return origin(url).split("://", 1)[1]
+
+
+def configured_urls() -> list[str]:
+    """The endpoints the environment configures: the default model, the judge, the embedder."""
+    urls = [
+        settings.LLM_BASE_URL,
+        settings.WAYPOINT_JUDGE_URL,
+        os.getenv("WAYPOINT_EMBEDDINGS_URL", ""),
+    ]
+    return [url for url in urls if url]
+
+
+def listed(url: str) -> bool:
+    """Whether the allow-list names the URL's host: the setting (``host`` or ``host:port``) or
+    the origin of an endpoint the environment configures."""
+    hostport = _hostport(url)
+    host = hostport.rsplit(":", 1)[0].strip("[]")
+    names = {str(name).strip().lower() for name in settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS}
+    if host in names or hostport in names:
+        return True
+    return origin(url) in {origin(u) for u in configured_urls()}
+
+
+def _public(address: str) -> bool:
+    found = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped:
+        found = found.ipv4_mapped
+    return found.is_global and not found.is_multicast
+
+
+def check_url(url: str, *, registered: bool = False) -> None:
+    """Refuse, before connecting, a URL requests may not go to (the rules are the module's)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in SCHEMES:
+        raise LLMError(f"refused {url}: only http and https URLs are asked")
+    if not parts.hostname:
+        raise LLMError(f"refused {url}: it names no host")
+    if parts.username is not None or parts.password is not None:
+        raise LLMError(f"refused {url}: credentials go in the endpoint's key, not the URL")
+    host = parts.hostname.lower()
+    if listed(url):
+        return
+    if not registered or settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS:
+        raise LLMError(f"refused {url}: {host} is not in WAYPOINT_ENDPOINT_ALLOWED_HOSTS")
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, origin(url).split(":")[-1])}
+    except (OSError, UnicodeError):
+        raise LLMError(f"refused {url}: {host} does not resolve") from None
+    for address in sorted(addresses):
+        if not _public(address):
+            raise LLMError(
+                f"refused {url}: {host} is at {address}, not a public address (list it in "
+                "WAYPOINT_ENDPOINT_ALLOWED_HOSTS to allow it)"
+            )
+
+
+class _Refused(Exception):
+    """A redirect the opener does not follow."""
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are followed on the endpoint's own origin only: the request carries its key."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201
+        target = urljoin(req.full_url, newurl)
+        if origin(target) != origin(req.full_url):
+            fp.close()
+            raise _Refused(
+                f"HTTP {code} from {req.full_url} redirects to {origin(target)}: not followed "
+                "to another host"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    """urllib's opener with HTTP and HTTPS alone (no file, ftp or data handler)."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.ProxyHandler(),
+        urllib.request.UnknownHandler(),
+        urllib.request.HTTPHandler(),
+        urllib.request.HTTPSHandler(),
+        urllib.request.HTTPDefaultErrorHandler(),
+        _SameOriginRedirects(),
+        urllib.request.HTTPErrorProcessor(),
+    ):
+        opener.add_handler(handler)
+    return opener
 
 
 class LLMClient:
     """One OpenAI-compatible API (``base_url`` like ``http://host:8000/v1``) and model."""
 
     def __init__(
-        self, base_url: str, model: str, api_key: str = "", *, timeout_s: float | None = None
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        *,
+        timeout_s: float | None = None,
+        registered: bool = False,
     ) -> None:
+        """``registered``: an admin registered this endpoint (``agents.endpoints``), so its
+        host is allowed while ``WAYPOINT_ENDPOINT_ALLOWED_HOSTS`` is empty, at a public
+        address."""
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
+        self.registered = registered
         self.timeout_s = float(settings.LLM_TIMEOUT_S if timeout_s is None else timeout_s)
+
+    def __repr__(self) -> str:  # never the key
+        return f"LLMClient({self.base_url!r}, {self.model!r})"
 
     def url(self, path: str) -> str:
         """The URL of ``path`` (``/embeddings``); a base URL that already ends in it is kept."""
@@ -138,6 +263,10 @@ class LLMClient:
 
     def post(self, url: str, body: dict[str, Any]) -> Any:
         """POST ``body`` as JSON and return the JSON answer, under the module's rules."""
+        if origin(url) != origin(self.base_url):
+            raise LLMError(f"refused {url}: this client asks {origin(self.base_url)} only")
+        check_url(url, registered=self.registered)
+        opener = _opener()
         data = json.dumps(body).encode()
         headers = {"Content-Type": "application/json"}
         if self.api_key:
@@ -153,13 +282,16 @@ class LLMClient:
             try:
                 with (
                     request_slot(url, timeout_s=self.timeout_s),
-                    urllib.request.urlopen(request, timeout=self.timeout_s) as response,
+                    opener.open(request, timeout=self.timeout_s) as response,
                 ):
                     raw = response.read()
             except LimitWait as exc:
                 raise LLMError(str(exc)) from None
+            except _Refused as exc:
+                raise LLMError(str(exc)) from None
             except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code} from {url}{_detail(exc)}"
+                exc.close()
+                last = f"HTTP {exc.code} {_reason(exc.code)} from {url}"
                 if exc.code != 429 and exc.code < 500:
                     raise LLMError(last) from None
                 retry_after = exc.headers.get("Retry-After", "")
@@ -172,6 +304,6 @@ class LLMClient:
                     return json.loads(raw)
                 except ValueError:
                     raise LLMError(
-                        f"{url} answered something that is not JSON: {raw[:60]!r}"
+                        f"{url} answered something that is not JSON ({len(raw)} bytes)"
                     ) from None
         raise LLMError(f"gave up after {attempts} requests: {last}")

@@ -69,7 +69,7 @@ class Server:
                     payload = b'{"error": "busy"}'
                 try:
                     self.send_response(status)
-                    if status == 429:
+                    if status == 429 or len(reply) > 3:
                         for name, value in headers.items():
                             self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")

@@ -120,7 +120,8 @@ def test_an_endpoint_that_keeps_failing_or_is_too_slow_fails_the_proposal(llm, s
     settings.LLM_HTTP_RETRIES = 2
     llm(lambda body: (500, None, 0))
     assert get_proposer("llm").propose(episode()).error == (
-        f"gave up after 3 requests: HTTP 500 from {settings.LLM_BASE_URL}/chat/completions: busy"
+        f"gave up after 3 requests: HTTP 500 Internal Server Error from {settings.LLM_BASE_URL}"
+        "/chat/completions"
     )
     settings.LLM_HTTP_RETRIES = 0
     llm(lambda body: (200, SEGMENTS, 3))  # the timeout is 2 s
