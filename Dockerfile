@@ -29,5 +29,5 @@ RUN pip install --no-deps . \
 USER waypoint
 EXPOSE 8000
 
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
-     "--timeout", "120", "--access-logfile", "-"]
+# Binds port 8000; its access log leaves query strings out (gunicorn.conf.py).
+CMD ["gunicorn", "--config", "gunicorn.conf.py", "config.wsgi:application"]

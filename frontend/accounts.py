@@ -11,14 +11,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UsernameField
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.utils.http import urlencode
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from trajectories.access import access_project
 from trajectories.accounts import (
@@ -54,7 +57,9 @@ class NewUserForm(forms.ModelForm):
 
 def _link_page(request: HttpRequest, user, *, created: bool, project=None) -> HttpResponse:
     uidb64, token = password_link_parts(user, request.user)
-    path = reverse("set-password", args=[uidb64, token])
+    # The token goes in the query string, which the access logs leave out (gunicorn.conf.py,
+    # the proxy's log format in docker-compose.yml); the path alone is logged.
+    path = reverse("set-password-link") + "?" + urlencode({"uid": uidb64, "token": token})
     expires = timezone.now() + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT)
     context = {
         "account": user,
@@ -120,12 +125,33 @@ def user_password_link(request: HttpRequest, user_id: int) -> HttpResponse:
         return render(request, "frontend/user_link.html", {"account": user, "error": str(exc)})
 
 
-# The user's side: Django's password-reset views, with our pages. The link's token is moved
-# into the session at once (Django does it), so it never sits in the address bar or a Referer.
+# The user's side: Django's password-reset views, with our pages. The form's address holds no
+# token: Django's view finds it in the session (its own "set-password" step, here "set").
+SESSION_STEP = "set"
 set_password = auth_views.PasswordResetConfirmView.as_view(
     template_name="frontend/set_password.html",
     success_url=reverse_lazy("set-password-done"),
+    reset_url_token=SESSION_STEP,
 )
+
+
+@never_cache
+@require_GET
+def set_password_link(request: HttpRequest) -> HttpResponse:
+    """The link handed out, ``/set-password/?uid=…&token=…``: as Django's view does with a token
+    in its path, a good token is kept in the session and the browser sent on to the form at an
+    address without it (no address bar, history or Referer holds it); a spent or mistyped link
+    is sent to this address without its query, which says the link no longer works."""
+    uidb64, token = request.GET.get("uid", ""), request.GET.get("token", "")
+    user = auth_views.PasswordResetConfirmView().get_user(uidb64)
+    if user is not None and default_token_generator.check_token(user, token):
+        request.session[auth_views.INTERNAL_RESET_SESSION_TOKEN] = token
+        return redirect("set-password", uidb64)
+    if request.GET:
+        return redirect("set-password-link")
+    return render(request, "frontend/set_password.html", {"validlink": False})
+
+
 set_password_done = auth_views.PasswordResetCompleteView.as_view(
     template_name="frontend/set_password_done.html"
 )

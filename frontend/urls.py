@@ -19,6 +19,12 @@ urlpatterns = [
         accounts.user_password_link,
         name="user-password-link",
     ),
-    path("set-password/<uidb64>/<token>/", accounts.set_password, name="set-password"),
+    path("set-password/", accounts.set_password_link, name="set-password-link"),
+    path(
+        "set-password/<uidb64>/set/",
+        accounts.set_password,
+        {"token": accounts.SESSION_STEP},
+        name="set-password",
+    ),
     path("set-password/done/", accounts.set_password_done, name="set-password-done"),
 ]

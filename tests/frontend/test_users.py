@@ -5,7 +5,9 @@ alice is a project admin and (where it says so) a site admin; bob a member; char
 
 from __future__ import annotations
 
+import html
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -36,7 +38,7 @@ def as_user(user) -> Client:
 def link_in(page: str) -> str:
     found = re.search(r'id="password-link" readonly value="http://testserver([^"]+)"', page)
     assert found, page
-    return found.group(1)
+    return html.unescape(found.group(1))
 
 
 def logs_in(username: str, password: str) -> bool:
@@ -47,13 +49,26 @@ def logs_in(username: str, password: str) -> bool:
 def set_password(link: str, password: str) -> Client:
     """Follow a set-password link as its user and choose ``password``; the client after."""
     client = Client()
+    # The token is in the link's query string, which the access logs leave out.
+    uid, token = token_of(link)
+    assert urlsplit(link).path == "/set-password/"
     response = client.get(link)
-    assert response.status_code == 302  # Django moves the token into the session
+    assert response.status_code == 302  # the token is moved into the session
     form = response["Location"]
-    assert "Set your password" in client.get(form).content.decode()
+    assert form == f"/set-password/{uid}/set/"
+    page = client.get(form).content.decode()
+    assert "Set your password" in page and token not in page
     response = client.post(form, {"new_password1": password, "new_password2": password})
     assert response["Location"] == reverse("set-password-done")
+    done = client.get(response["Location"])
+    assert token not in done.content.decode()
     return client
+
+
+def token_of(link: str) -> tuple[str, str]:
+    query = parse_qs(urlsplit(link).query)
+    assert set(query) == {"uid", "token"}, link
+    return query["uid"][0], query["token"][0]
 
 
 def test_a_site_admin_creates_a_user_who_sets_a_password(site_admin):
@@ -126,10 +141,36 @@ def test_it_refuses_bad_accounts(site_admin, bob, data, message):
     assert set(get_user_model().objects.values_list("username", flat=True)) == {"alice", "bob"}
 
 
-def test_a_bad_link_is_refused(bob):
-    page = Client().get("/set-password/Mg/abc-123/").content.decode()
+@pytest.mark.parametrize(
+    "link",
+    ["/set-password/?uid=Mg&token=abc-123", "/set-password/?uid=%2F&token=", "/set-password/"],
+)
+def test_a_bad_link_is_refused_at_an_address_without_its_token(bob, link):
+    response = Client().get(link, follow=True)
+    assert response.redirect_chain in ([], [("/set-password/", 302)])
+    page = response.content.decode()
     assert "This link no longer works" in page
     assert 'name="new_password1"' not in page
+
+
+def test_the_form_needs_the_token_in_the_session(bob):
+    """The form's address alone (no link followed in this browser) sets nothing."""
+    from django.utils.http import urlsafe_base64_encode
+
+    form = f"/set-password/{urlsafe_base64_encode(str(bob.pk).encode())}/set/"
+    page = Client().get(form).content.decode()
+    assert "This link no longer works" in page
+    response = Client().post(form, {"new_password1": "x" * 20, "new_password2": "x" * 20})
+    assert "This link no longer works" in response.content.decode()
+    bob.refresh_from_db()
+    assert bob.check_password("bob-password")
+
+
+def test_a_token_in_the_path_is_no_link(site_admin, bob):
+    """The old shape, which put the token in every access log line: no longer a route."""
+    page = as_user(site_admin).post(reverse("user-password-link", args=[bob.pk])).content
+    uid, token = token_of(link_in(page.decode()))
+    assert Client().get(f"/set-password/{uid}/{token}/").status_code == 404
 
 
 def test_project_admins_and_members_who_are_not_site_admins_cannot(project, alice, bob, charlie):

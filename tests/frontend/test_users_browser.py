@@ -3,6 +3,8 @@ there, hands on the one-time link, and the new user sets a password with it and 
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -55,6 +57,9 @@ def test_a_site_admin_creates_a_member_who_sets_a_password(browser, live_server)
     erin = context.new_page()
     erin.goto(link)
     erin.wait_for_selector("text=Choose a password for erin")
+    # The token was moved into the session: the address the form is at holds none of it.
+    token = parse_qs(urlsplit(link).query)["token"][0]
+    assert token not in erin.url and erin.url.endswith("/set/"), erin.url
     erin.fill("input[name=new_password1]", "Erin's own long password")
     erin.fill("input[name=new_password2]", "Erin's own long password")
     shot(erin, "users-set-password")
