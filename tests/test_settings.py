@@ -24,17 +24,29 @@ def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_check_deploy_is_clean_with_production_settings():
+PRODUCTION = {
+    "SECRET_KEY": "a-long-random-production-secret-" + "x" * 40,
+    "ALLOWED_HOSTS": "waypoint.example.org",
+}
+
+
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
+    (tmp_path / "staticfiles.json").write_text('{"paths": {}, "version": "1.1"}')  # collected
     result = run_manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        SECRET_KEY="a-long-random-production-secret-" + "x" * 40,
-        ALLOWED_HOSTS="waypoint.example.org",
+        "check", "--deploy", "--fail-level", "WARNING", STATIC_ROOT=str(tmp_path), **PRODUCTION
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+@pytest.mark.parametrize("deploy", [["--deploy"], []])
+def test_check_says_when_static_files_are_not_collected(tmp_path, deploy):
+    result = run_manage("check", *deploy, STATIC_ROOT=str(tmp_path), **PRODUCTION)
+    assert result.returncode != 0
+    assert (
+        "(frontend.E001) static files are not collected: run `manage.py collectstatic "
+        f"--noinput` (the manifest {tmp_path / 'staticfiles.json'} is missing)"
+    ) in result.stderr
 
 
 def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
