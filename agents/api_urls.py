@@ -2,9 +2,21 @@
 
 from django.urls import path
 
-from . import api
+from . import api, endpoint_api
 
 urlpatterns = [
+    path("endpoints/", endpoint_api.SiteEndpointListView.as_view(), name="api-endpoints"),
+    path("endpoints/<str:name>/", endpoint_api.SiteEndpointView.as_view(), name="api-endpoint"),
+    path(
+        "projects/<int:project_id>/endpoints/",
+        endpoint_api.ProjectEndpointListView.as_view(),
+        name="api-project-endpoints",
+    ),
+    path(
+        "projects/<int:project_id>/endpoints/<str:name>/",
+        endpoint_api.ProjectEndpointView.as_view(),
+        name="api-project-endpoint",
+    ),
     path("projects/<int:project_id>/runs/", api.ProjectRunListView.as_view(), name="api-runs"),
     path(
         "projects/<int:project_id>/runs/matrix",

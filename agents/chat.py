@@ -470,12 +470,13 @@ class ChatAgent:
         k: int = DEFAULT_K,
         graph: MemoryGraph | None = None,
         app_graphs: Callable[[str], AppGraphLocator | None] | None = None,
+        registered: bool = False,
     ) -> None:
         if regime in GUIDED and app_graphs is None:
             raise ValueError(f"the {regime} regime needs app graphs")
         self.name = f"openai:{regime}:{model}"
         self.regime = REGIMES[regime](k)
-        self.client = LLMClient(base_url, model, api_key)
+        self.client = LLMClient(base_url, model, api_key, registered=registered)
         self.with_xml = with_xml
         self.graph = graph
         self.app_graphs = app_graphs  # the app graph of a package, None when there is none

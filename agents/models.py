@@ -171,3 +171,52 @@ class Episode(models.Model):
     @property
     def instance(self) -> str:
         return f"{self.template}@{self.seed}"
+
+
+class ModelEndpoint(models.Model):
+    """A named OpenAI-compatible endpoint an agent spec may name (``endpoint=NAME``): its URL,
+    model and key, registered by a site admin (``project`` empty: every project's) or, where
+    ``WAYPOINT_PROJECT_ENDPOINTS`` allows, by a project's admin for that project. The key is
+    sent to this URL only and is never shown again, by any API, page or log."""
+
+    project = models.ForeignKey(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="model_endpoints",
+        help_text="Empty: a site endpoint, for every project.",
+    )
+    name = models.SlugField(max_length=64)
+    url = models.URLField(max_length=500, help_text="The API's base URL, e.g. https://host/v1.")
+    model = models.CharField(max_length=200)
+    api_key = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(project__isnull=True),
+                name="endpoint_unique_site_name",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "name"],
+                condition=models.Q(project__isnull=False),
+                name="endpoint_unique_project_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:  # never the key
+        return f"<ModelEndpoint {self.name} {self.url} {self.model}>"
+
+    @property
+    def scope(self) -> str:
+        return "project" if self.project_id else "site"

@@ -5,9 +5,11 @@ page name them.
 - ``random[,seed=N]``: the random agent (the floor);
 - ``replay[,run=N]``: each instance's recording played back: the newest successful trajectory of
   the project recorded at that template and seed (``run=N``: run N's episode of it);
-- ``openai:REGIME[,model=NAME][,url=URL][,graph=V][,appgraph=V][,xml=1][,k=K]``: an
-  OpenAI-compatible chat model (``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY`` unless
-  given) in a prompt regime of ``agents.chat``, optionally with the memory block of the
+- ``openai:REGIME[,endpoint=NAME][,model=NAME][,graph=V][,appgraph=V][,xml=1][,k=K]``: an
+  OpenAI-compatible chat model, the registered endpoint ``NAME`` (``agents.endpoints``) or else
+  ``LLM_BASE_URL``, ``LLM_MODEL`` and ``LLM_API_KEY``, in a prompt regime of ``agents.chat``
+  (a spec never carries a URL: the server's keys go to registered endpoints only), optionally
+  with the memory block of the
   project's memory graph ``V`` retrieved at each step, and with the page and options of the
   screen's app graph (``appgraph=V``: version ``V`` of each app's graph; the ``app-graph``
   regime always has them, from the newest ready version of each app's graph unless told).
@@ -19,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
 
 from graphs.appkg import AppGraphLocator
@@ -30,6 +31,7 @@ from trajectories.validation import InvalidData
 
 from . import chat
 from .base import Agent
+from .endpoints import resolve_endpoint
 from .models import Episode
 from .random_agent import RandomAgent
 from .replay import ReplayAgent, recorded_steps
@@ -37,7 +39,7 @@ from .solvers import SOLVERS, solver_for
 
 KINDS = ("openai", "replay", "random", "solver")
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "openai": ("model", "url", "graph", "appgraph", "xml", "k"),
+    "openai": ("endpoint", "model", "graph", "appgraph", "xml", "k"),
     "replay": ("run",),
     "random": ("seed",),
     "solver": (),
@@ -51,11 +53,12 @@ class AgentSpec:
     regime: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def model(self) -> str:
+    def model_in(self, project: Project) -> str:
+        """The model its episodes ask: ``model=``, else its endpoint's."""
         if self.kind != "openai":
             return ""
-        return str(self.options.get("model") or settings.LLM_MODEL)
+        endpoint = resolve_endpoint(project, self.options.get("endpoint"))
+        return str(self.options.get("model") or endpoint.model)
 
     @property
     def source(self) -> str:
@@ -68,6 +71,11 @@ def _option(kind: str, item: str) -> tuple[str, Any]:
     name, value = name.strip(), value.strip()
     if not sep or not name:
         raise InvalidData(f"agent: {item!r} is not an option (write key=value)")
+    if kind == "openai" and name == "url":
+        raise InvalidData(
+            "agent: a spec names no URL: a site admin registers the model endpoint, and the "
+            "spec names it with endpoint=NAME (without it, LLM_BASE_URL)"
+        )
     if name not in OPTIONS[kind]:
         known = ", ".join(OPTIONS[kind]) or "none"
         raise InvalidData(f"agent: {kind} has no option {name!r} (its options: {known})")
@@ -169,9 +177,10 @@ def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any
                     f"{instance['seed']} to replay"
                 )
     elif spec.kind == "openai":
-        if not (spec.options.get("url") or settings.LLM_BASE_URL):
+        if not resolve_endpoint(project, spec.options.get("endpoint")).url:
             raise InvalidData(
-                "agent: no OpenAI-compatible endpoint: set LLM_BASE_URL or give url=..."
+                "agent: no OpenAI-compatible endpoint: set LLM_BASE_URL or name a registered "
+                "one with endpoint=NAME"
             )
         if "graph" in spec.options:
             memory_graph(project, spec.options["graph"])
@@ -199,11 +208,13 @@ def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> 
             raise InvalidData(f"agent: no successful recording of {template} at seed {seed}")
         return ReplayAgent(recorded_steps(source), str(source.uid))
     graph = memory_graph(project, spec.options["graph"]) if "graph" in spec.options else None
+    endpoint = resolve_endpoint(project, spec.options.get("endpoint"))
     return chat.ChatAgent(
         spec.regime,
-        base_url=spec.options.get("url") or settings.LLM_BASE_URL,
-        model=spec.model,
-        api_key=settings.LLM_API_KEY,
+        base_url=endpoint.url,
+        model=spec.options.get("model") or endpoint.model,
+        api_key=endpoint.api_key,
+        registered=endpoint.registered,
         with_xml=spec.options.get("xml", False),
         k=spec.options.get("k", chat.DEFAULT_K),
         graph=graph,

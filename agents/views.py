@@ -19,6 +19,7 @@ from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES
 
 from .access import access_run
+from .endpoints import endpoint_row, endpoints_for
 from .models import Run, Suite
 from .pool import project_devices
 from .results import (
@@ -41,7 +42,7 @@ class StartRunForm(forms.Form):
     agent = forms.CharField(
         initial="solver",
         help_text="solver, random, replay, or openai:mobile_use (androtmem-v1, -v2, -v3), "
-        "with options such as ,model=NAME ,graph=V ,xml=1",
+        "with options such as ,endpoint=NAME ,model=NAME ,graph=V ,xml=1",
     )
     suite = forms.ChoiceField(required=False)
     tasks = forms.CharField(
@@ -115,6 +116,7 @@ def project_runs(request: HttpRequest, project_id: int) -> HttpResponse:
         "runs": summaries(runs),
         "picked": {run.pk for run in picked},
         "matrix": matrix(picked) if picked else None,
+        "endpoints": [endpoint_row(e) for e in endpoints_for(project)],
     }
     return render(request, "agents/runs.html", context)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 # projects and imports
 PROJECT_CREATED = "project.created"
+PROJECT_SETTINGS_CHANGED = "project.settings_changed"  # e.g. hide_gold
 MEMBERSHIP_SET = "membership.set"
 MEMBERSHIP_REMOVED = "membership.removed"
 TRAJECTORY_IMPORTED = "trajectory.imported"
@@ -99,6 +100,8 @@ ASSIGNMENT_REMOVED = "assignment.removed"
 # agents on devices
 SUITE_IMPORTED = "suite.imported"
 EPISODE_RERUN = "episode.rerun"  # its worker was lost: the episode runs again, counted once
+ENDPOINT_REGISTERED = "endpoint.registered"  # a named model endpoint (never its key)
+ENDPOINT_REMOVED = "endpoint.removed"
 
 # app knowledge graphs (UI-KOBE)
 APP_GRAPH_IMPORTED = "app_graph.imported"

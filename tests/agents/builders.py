@@ -1,8 +1,11 @@
 """Runs with finished episodes, written directly (no device, no worker), for the results'
-pages and API."""
+pages and API; a registered model endpoint for the runs that ask a local test server."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
+
+from agents.endpoints import do_register_endpoint
 from agents.models import Episode, EpisodeStatus, Run
 from trajectories.models import Job, JobKind, JobStatus, Source, Trajectory
 from trajectories.records import TaskRecord
@@ -54,3 +57,12 @@ def finished_run(project, user, outcomes: dict[tuple[str, int], str], agent: str
             trajectory=trajectory,
         )
     return run
+
+
+def register_endpoint(url: str, name: str = "lab", model: str = "m", key: str = "sk-lab"):
+    """``url`` registered by a site admin as endpoint ``name`` (the test server is on loopback:
+    the test lists 127.0.0.1 in WAYPOINT_ENDPOINT_ALLOWED_HOSTS, as an operator would)."""
+    admin, _ = get_user_model().objects.get_or_create(
+        username="site-admin", defaults={"is_staff": True}
+    )
+    return do_register_endpoint(admin, name=name, url=url, model=model, api_key=key)

@@ -25,7 +25,8 @@ SESSION_SEED = 7  # the session's virtual device (tests/devices/conftest.py)
 
 def worker_env(adb_server) -> dict[str, str]:
     """The session's adb server, an LLM client quick to give up (a test server's slow
-    answers time out in 3 s; one retry after 1 ms), and episodes that stop 50 s before their
+    answers time out in 3 s; one retry after 1 ms) allowed to ask the test model servers on
+    loopback, and episodes that stop 50 s before their
     lease's maximum length."""
     return {
         "ADB_SERVERS": f"127.0.0.1:{adb_server.port}",
@@ -33,6 +34,7 @@ def worker_env(adb_server) -> dict[str, str]:
         "LLM_HTTP_RETRIES": "1",
         "LLM_BACKOFF_MS": "1",
         "WAYPOINT_EPISODE_LEASE_MARGIN_S": "50",  # an episode on a 1-min lease plays ~10 s
+        "WAYPOINT_ENDPOINT_ALLOWED_HOSTS": "127.0.0.1",  # the test model servers' host
     }
 
 

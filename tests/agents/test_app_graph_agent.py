@@ -14,6 +14,7 @@ from agents.chat import ChatAgent
 from agents.registry import app_graph_finder, build_agent, check_agent, parse_agent_spec
 from fixtures.generate import NOTES, SHOP, generate_dataset
 from graphs.appkg_jobs import do_start_app_graph
+from tests.agents.builders import register_endpoint
 from tests.annotate.llm_server import Server
 from trajectories.blobs import read_blob
 from trajectories.jobs import run_job
@@ -33,11 +34,14 @@ def owl(option: int, arguments: dict, action: str = "do it", memory: str = "none
 
 
 @pytest.fixture
-def server():
+def server(settings):
+    """A local model server, registered as a site endpoint (``server.endpoint``)."""
+    settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]
     servers = []
 
     def start(replies):
         servers.append(Server([(200, r, 0) for r in replies]))
+        servers[-1].endpoint = register_endpoint(servers[-1].url, name=f"lab-{len(servers)}")
         return servers[-1]
 
     yield start
@@ -160,7 +164,7 @@ def test_a_screen_of_an_app_without_a_graph_gets_only_completion_and_a_free_acti
 
 def test_any_regime_takes_the_block_with_appgraph(server, project, shop_graph, settings):
     model = server([json.dumps({"action": {"action": "back"}})])
-    spec = parse_agent_spec(f"openai:androtmem-v1,url={model.url},appgraph=1")
+    spec = parse_agent_spec(f"openai:androtmem-v1,endpoint={model.endpoint.name},appgraph=1")
     check_agent(spec, project, [])
     agent = build_agent(spec, project, "any", 1)
     agent.start(GOAL)

@@ -12,6 +12,7 @@ from agents.services import do_start_run
 from devices.virtual import load_apps
 from graphs.appkg_jobs import do_start_app_graph
 from graphs.models import AppGraph
+from tests.agents.builders import register_endpoint
 from tests.annotate.llm_server import Server
 from tests.conftest import wait_for_job
 from tests.graphs.virtual_pages import record_scenarios
@@ -25,11 +26,14 @@ SEED = 6  # the recording's seed: the graph is built from this very data
 
 
 @pytest.fixture
-def server():
+def server(settings):
+    """A local model server, registered as a site endpoint (``server.endpoint``)."""
+    settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]
     servers = []
 
     def start(reply):
         servers.append(Server(reply))
+        servers[-1].endpoint = register_endpoint(servers[-1].url, name=f"lab-{len(servers)}")
         return servers[-1]
 
     yield start
@@ -50,7 +54,7 @@ def test_a_graph_guided_model_solves_the_task_with_its_page_and_options_in_each_
     run = do_start_run(
         project,
         alice,
-        agent=f"openai:app-graph,url={model.url},model=small,xml=1",
+        agent=f"openai:app-graph,endpoint={model.endpoint.name},model=small,xml=1",
         tasks=[ORDER],
         seeds=str(SEED),
     )

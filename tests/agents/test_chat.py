@@ -30,7 +30,8 @@ def owl(arguments: dict, memory: str = "none") -> str:
 
 
 @pytest.fixture
-def server():
+def server(settings):
+    settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]  # the test servers' host
     servers = []
 
     def start(replies):
@@ -175,6 +176,11 @@ def test_any_regime_puts_the_memory_graphs_block_before_the_screenshot(
         ("random,temperature=1", "agent: random has no option 'temperature' (its options: seed)"),
         ("openai:mobile_use,graph=two", "agent: graph must be a whole number, got 'two'"),
         ("openai:mobile_use,xml", "agent: 'xml' is not an option (write key=value)"),
+        (
+            "openai:mobile_use,url=http://127.0.0.1:9/v1",
+            "agent: a spec names no URL: a site admin registers the model endpoint, and the spec "
+            "names it with endpoint=NAME (without it, LLM_BASE_URL)",
+        ),
     ],
 )
 def test_a_bad_agent_spec_is_refused_with_a_clear_message(spec, message):
@@ -196,10 +202,18 @@ def test_what_an_agent_needs_is_checked_before_a_run(project, settings):
         ("replay", "agent: no successful recording of ava-door-code at seed 1 to replay"),
         (
             "openai:mobile_use",
-            "agent: no OpenAI-compatible endpoint: set LLM_BASE_URL or give url=...",
+            "agent: no OpenAI-compatible endpoint: set LLM_BASE_URL or name a registered one "
+            "with endpoint=NAME",
         ),
-        ("openai:mobile_use,url=http://x/v1,graph=3", "agent: the project has no memory graph v3"),
+        (
+            "openai:mobile_use,endpoint=lab",
+            "agent: no model endpoint named 'lab' (the project's: none registered)",
+        ),
     ]:
         with pytest.raises(InvalidData) as caught:
             check_agent(parse_agent_spec(spec), project, instances)
         assert str(caught.value) == message
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
+    with pytest.raises(InvalidData) as caught:
+        check_agent(parse_agent_spec("openai:mobile_use,graph=3"), project, instances)
+    assert str(caught.value) == "agent: the project has no memory graph v3"

@@ -13,6 +13,7 @@ from agents.services import do_start_run
 from devices.models import Device, Lease
 from devices.virtual import load_apps
 from formats.stamp_sft import SYSTEM_PROMPT, mobile_use_arguments
+from tests.agents.builders import register_endpoint
 from tests.annotate.llm_server import Server
 from tests.conftest import wait_for_job
 from trajectories.models import Step
@@ -25,11 +26,14 @@ SLOW = 5  # seconds: past the worker's LLM_TIMEOUT_S (3)
 
 
 @pytest.fixture
-def server():
+def server(settings):
+    """A local model server, registered as a site endpoint (``server.endpoint``)."""
+    settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]
     servers = []
 
     def start(reply):
         servers.append(Server(reply))
+        servers[-1].endpoint = register_endpoint(servers[-1].url, name=f"lab-{len(servers)}")
         return servers[-1]
 
     yield start
@@ -54,7 +58,9 @@ def test_a_gui_owl_model_solves_the_task_through_429s_a_timeout_and_a_malformed_
         (200, "late", SLOW),  # times out, retried
     ]
     model = server(replies(gui_owl, faults))
-    episode = play(project, alice, f"openai:mobile_use,url={model.url},model=owl-test,xml=1")
+    episode = play(
+        project, alice, f"openai:mobile_use,endpoint={model.endpoint.name},model=owl-test,xml=1"
+    )
     assert (episode.success, episode.failure_kind) == (True, ""), episode.message
     assert episode.answer == load_apps(2).task(ORDER).gold
     assert episode.invalid_outputs == 1
@@ -87,7 +93,7 @@ def test_androtmem_asm_carries_its_milestone_anchors_from_step_to_step(
     pool, project, alice, server
 ):
     model = server(replies(androtmem))
-    episode = play(project, alice, f"openai:androtmem-v3,url={model.url},xml=1")
+    episode = play(project, alice, f"openai:androtmem-v3,endpoint={model.endpoint.name},xml=1")
     assert episode.success, episode.message
     assert episode.memory_score == 1.0  # the anchor it kept says the order number
     first, *_, last = [r["body"]["messages"] for r in model.requests]
@@ -104,7 +110,7 @@ def test_androtmem_v1_shows_the_last_actions_and_ends_after_three_malformed_answ
     pool, project, alice, server
 ):
     model = server(replies(androtmem, [(200, "{not json}", 0)] * 3))
-    episode = play(project, alice, f"openai:androtmem-v1,url={model.url},xml=1")
+    episode = play(project, alice, f"openai:androtmem-v1,endpoint={model.endpoint.name},xml=1")
     assert (episode.success, episode.failure_kind) == (False, "invalid_output")
     assert episode.invalid_outputs == 3 and episode.steps == 0
     assert episode.message.startswith("3 invalid outputs in a row: the answer is not JSON")
@@ -118,7 +124,7 @@ def test_androtmem_v1_shows_the_last_actions_and_ends_after_three_malformed_answ
 @pytest.mark.django_db(transaction=True)
 def test_an_endpoint_that_keeps_failing_is_a_model_error(pool, project, alice, server):
     model = server(replies(androtmem, [(500, None, 0), (429, None, 0)]))
-    episode = play(project, alice, f"openai:androtmem-v2,url={model.url},xml=1")
+    episode = play(project, alice, f"openai:androtmem-v2,endpoint={model.endpoint.name},xml=1")
     assert (episode.success, episode.failure_kind) == (False, "model_error")
     assert episode.message.startswith("gave up after 2 requests: HTTP 429")
     assert len(model.requests) == 2
@@ -133,7 +139,11 @@ def test_any_regime_with_a_memory_graph_gets_its_block_at_every_step(
     import_generated(project, range(3), steps=8)
     graph = build_now(project, alice, django_capture_on_commit_callbacks)
     model = server(replies(gui_owl))
-    episode = play(project, alice, f"openai:mobile_use,url={model.url},xml=1,graph={graph.version}")
+    episode = play(
+        project,
+        alice,
+        f"openai:mobile_use,endpoint={model.endpoint.name},xml=1,graph={graph.version}",
+    )
     assert episode.success, episode.message
     for request in model.requests:
         current = request["body"]["messages"][-1]["content"]
@@ -158,7 +168,9 @@ def test_an_episode_ends_before_its_devices_lease_reaches_its_maximum_length(
     holds."""
     Device.objects.filter(serial=pool.serial).update(max_lease_seconds=60)
     model = server(replies(always_back))
-    episode = play(project, alice, f"openai:mobile_use,url={model.url},xml=1", max_steps=200)
+    episode = play(
+        project, alice, f"openai:mobile_use,endpoint={model.endpoint.name},xml=1", max_steps=200
+    )
     assert (episode.success, episode.failure_kind) == (False, "time_cap")
     assert episode.message.startswith(
         f"the lease on device {pool.serial} reaches its maximum length of 1 min at "

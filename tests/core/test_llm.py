@@ -51,9 +51,7 @@ def test_a_429_is_asked_again_after_the_time_retry_after_says(llm, client):
     assert time.monotonic() - started < 5
 
 
-def test_5xx_are_retried_with_backoff_then_given_up_naming_the_status(
-    llm, client, settings
-):
+def test_5xx_are_retried_with_backoff_then_given_up_naming_the_status(llm, client, settings):
     settings.LLM_HTTP_RETRIES = 2
     server = llm(lambda body: (503, b'{"error": {"message": "model is loading"}}', 0))
     with pytest.raises(LLMError) as caught:
