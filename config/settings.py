@@ -260,6 +260,13 @@ WAYPOINT_POOL_WAIT_S = envint("WAYPOINT_POOL_WAIT_S", 600)
 # ...but no longer than this while no device of the pool can be reached at all (all gone).
 WAYPOINT_POOL_UNREACHABLE_S = envint("WAYPOINT_POOL_UNREACHABLE_S", 30)
 WAYPOINT_AGENT_MAX_STEPS = envint("WAYPOINT_AGENT_MAX_STEPS", 30)
+# The agent's window for the memory check (agents/memory_need.py): a value needs memory when
+# none of the last this many observations on the solver's path shows it where it is used.
+WAYPOINT_MEMORY_WINDOW = envint("WAYPOINT_MEMORY_WINDOW", 5)
+if WAYPOINT_MEMORY_WINDOW < 1:
+    raise ImproperlyConfigured(
+        f"WAYPOINT_MEMORY_WINDOW must be 1 or more observations, got {WAYPOINT_MEMORY_WINDOW}"
+    )
 WAYPOINT_JOB_TMP_DIR = Path(os.getenv("WAYPOINT_JOB_TMP_DIR", str(VAR_DIR / "jobs-tmp")))
 # Uploads larger than FILE_UPLOAD_MAX_MEMORY_SIZE stream to this folder; what a cut-off upload
 # leaves there is removed by the reaper after WAYPOINT_UPLOAD_TMP_MAX_AGE_S.
