@@ -48,9 +48,11 @@ class ExportView(WaypointAPIView):
 
     @extend_schema(
         summary="Queue an export of the project's trajectories",
-        description="The job is run by a worker; when it has succeeded, fetch its download_url.",
+        description="The job is run by a worker; when it has succeeded, fetch its download_url. "
+        "In a project that hides gold answers (hide_gold), the formats that carry them "
+        "(waypoint, androtmem, memory-world) are for its admins: others get a 403.",
         request=ExportRequestSerializer,
-        responses={202: JobSerializer, **_errors(400, 401, 404)},
+        responses={202: JobSerializer, **_errors(400, 401, 403, 404)},
     )
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id)

@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from trajectories import events
+from trajectories.gold import check_export_format
 from trajectories.jobs import enqueue_job, export_name, job_tmp_dir
 from trajectories.models import Job, JobKind, Project
 from trajectories.selectors import check_trajectory_filters, trajectory_list
@@ -134,8 +135,10 @@ def do_start_export(
     options: dict[str, Any] | None = None,
     split: dict[str, Any] | None = None,
 ) -> Job:
-    """Queue an export; ``options`` per format and ``split`` as the dataset formats take them."""
+    """Queue an export; ``options`` per format and ``split`` as the dataset formats take them.
+    A format that carries gold answers is for those who may see the project's gold (403)."""
     check_format(fmt, JobKind.EXPORT)
+    check_export_format(actor, project, fmt)
     filters = check_trajectory_filters(filters)  # the list's filters, with its rules
     options, split = check_export_request(fmt, options, split)
     params: dict[str, Any] = {"filters": filters}

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from trajectories.access import access_project
+from trajectories.gold import GOLD_FORMATS, can_see_gold
 from trajectories.models import Outcome, Project, Source, Status
 from trajectories.selectors import status_counts, status_shares
 from trajectories.validation import InvalidData
@@ -47,6 +48,9 @@ EXPORT_FORMAT_NAMES = {
     "memory-world": "Memory-World (tasks with memory items)",
     "androidcontrol": "AndroidControl (one record per step)",
 }
+
+
+GOLD_ONLY = " — admins only: it carries the gold answers this project hides"
 
 
 class ExportForm(forms.Form):
@@ -97,10 +101,16 @@ class ExportForm(forms.Form):
 
     FILTERS = ("status", "outcome", "source", "task", "apps", "annotator", "trajectories")
 
-    def __init__(self, *args, project: Project, **kwargs) -> None:
+    def __init__(self, *args, project: Project, show_gold: bool = True, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        # A format that carries gold is refused (403) to those the project hides it from.
         self.fields["format"].choices = [
-            (name, EXPORT_FORMAT_NAMES.get(name, name)) for name in sorted(EXPORTERS)
+            (
+                name,
+                EXPORT_FORMAT_NAMES.get(name, name)
+                + ("" if show_gold or name not in GOLD_FORMATS else GOLD_ONLY),
+            )
+            for name in sorted(EXPORTERS)
         ]
         self.fields["task"].choices = [("", "any task"), *task_choices(project)]
         # Approved work by default: a first training set should not mix in unfinished labels.
@@ -185,7 +195,8 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 @login_required
 def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id, roles=JOB_ROLES)
-    form = ExportForm(request.POST or None, project=project)
+    show_gold = can_see_gold(request.user, project)
+    form = ExportForm(request.POST or None, project=project, show_gold=show_gold)
     if request.method == "POST" and form.is_valid():
         filters, options, split = form.export_request()
         try:

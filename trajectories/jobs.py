@@ -33,6 +33,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from . import events
+from .gold import check_job_file
 from .models import Job, JobKind, JobStatus, Project
 from .services import record_event
 from .validation import InvalidData
@@ -283,7 +284,9 @@ def _remove_leftovers() -> int:
 
 
 def do_retry_job(job: Job, actor) -> Job:
-    """Run a failed job again from the start, with the same input and parameters."""
+    """Run a failed job again from the start, with the same input and parameters (an export
+    in a gold format only for those who may see the project's gold)."""
+    check_job_file(actor, job, "export")
     if job.status != JobStatus.FAILED:
         raise InvalidData(
             f"job {job.pk}: only a failed job can be retried (this one is {job.status})"

@@ -32,6 +32,11 @@ class Project(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
     )
+    hide_gold = models.BooleanField(
+        default=False,
+        help_text="Hide gold answers and memory variables from annotators and reviewers: only "
+        "the project's admins and site admins see them (trajectories/gold.py).",
+    )
     list_version = models.PositiveBigIntegerField(
         default=0,
         editable=False,

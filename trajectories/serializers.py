@@ -19,6 +19,7 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.settings import api_settings
 
+from .gold import GoldRule, metadata_data, task_data, variables_data
 from .models import (
     ActionType,
     Anchor,
@@ -57,6 +58,21 @@ def blob_url(context: dict[str, Any], blob: Blob) -> str:
     return absolute(context, reverse("api-blob", args=[blob.sha256]))
 
 
+def gold_rule(context: dict[str, Any]) -> GoldRule | None:
+    """Who may see gold here (``trajectories.gold``): the requesting user's rule, kept in the
+    context for the whole answer; None without a request (the code's own use sees it all)."""
+    rule = context.get("gold")
+    if rule is None:
+        request = context.get("request")
+        if request is None:
+            return None
+        rule = context["gold"] = GoldRule(request.user)
+    return rule
+
+
+GOLD_HIDDEN = " Null when the project hides gold answers from the requesting user (hide_gold)."
+
+
 class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What is wrong, naming the field or object.")
 
@@ -80,6 +96,11 @@ class ProjectSerializer(serializers.ModelSerializer):
     role = serializers.SerializerMethodField(help_text="The requesting user's role.")
     task_count = serializers.IntegerField(read_only=True)
     trajectory_count = serializers.IntegerField(read_only=True)
+    hide_gold = serializers.BooleanField(
+        read_only=True,
+        help_text="Gold answers and memory variables are shown only to the project's admins "
+        "and site admins.",
+    )
 
     class Meta:
         model = Project
@@ -92,6 +113,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "role",
             "task_count",
             "trajectory_count",
+            "hide_gold",
         ]
 
     @extend_schema_field(serializers.ChoiceField(choices=Role.choices, allow_null=True))
@@ -105,6 +127,15 @@ class ProjectSerializer(serializers.ModelSerializer):
 class ProjectCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ProjectUpdateSerializer(serializers.Serializer):
+    """The settings of a project its admins change; a field left out stays as it is."""
+
+    hide_gold = serializers.BooleanField(
+        required=False,
+        help_text="Hide gold answers and memory variables from annotators and reviewers.",
+    )
 
 
 class MemberSerializer(serializers.ModelSerializer):
@@ -128,6 +159,12 @@ class MemberRoleSerializer(serializers.Serializer):
 
 
 class TaskSerializer(serializers.ModelSerializer):
+    """A task; its gold answer only for those who may see the project's gold."""
+
+    gold_answer = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The answer a run is graded by." + GOLD_HIDDEN
+    )
+
     class Meta:
         model = Task
         fields = [
@@ -144,6 +181,15 @@ class TaskSerializer(serializers.ModelSerializer):
             "created_at",
         ]
 
+    def to_representation(self, task: Task) -> dict[str, Any]:
+        data = super().to_representation(task)
+        rule = gold_rule(self.context)
+        if rule is None:
+            return data
+        cached = Task.project.is_cached(task)
+        visible = rule.visible(task.project) if cached else rule.visible_in(task.project_id)
+        return task_data(data, visible)
+
 
 class TaskSummarySerializer(serializers.ModelSerializer):
     class Meta:
@@ -159,6 +205,10 @@ class ScreenSerializer(serializers.ModelSerializer):
 
     screenshot_url = serializers.SerializerMethodField()
     ui_xml_url = serializers.SerializerMethodField()
+    visible_memory = serializers.SerializerMethodField(
+        help_text="The virtual device's memory variables this screen shows; without their "
+        "values (value, text) when the project hides them from the requesting user."
+    )
 
     class Meta:
         model = Screen
@@ -181,6 +231,15 @@ class ScreenSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_ui_xml_url(self, screen: Screen) -> str | None:
         return blob_url(self.context, screen.ui_xml) if screen.ui_xml_id else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_visible_memory(self, screen: Screen) -> list[dict[str, Any]]:
+        rule = gold_rule(self.context)
+        if rule is None or not screen.visible_memory:
+            return screen.visible_memory
+        return variables_data(
+            screen.visible_memory, rule.visible_in_trajectory(screen.trajectory_id)
+        )
 
 
 class ActionSerializer(serializers.Serializer):
@@ -376,6 +435,11 @@ class TrajectoryDetailSerializer(TrajectorySerializer):
     subgoals = SubgoalSerializer(many=True, read_only=True)
     memory_targets = MemoryTargetSerializer(many=True, read_only=True)
     anchors = AnchorSerializer(many=True, read_only=True)
+    metadata = serializers.SerializerMethodField(
+        help_text="What else is known of it (the recording, the virtual device's seed and "
+        "apps, an agent's turns); without gold answers or variables when the project hides "
+        "them from the requesting user."
+    )
 
     class Meta(TrajectorySerializer.Meta):
         fields = TrajectorySerializer.Meta.fields + [
@@ -399,6 +463,13 @@ class TrajectoryDetailSerializer(TrajectorySerializer):
             "anchors": len(anchors),
             "anchor_links": sum(len(anchor.links_out.all()) for anchor in anchors),
         }
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_metadata(self, trajectory: Trajectory) -> dict[str, Any]:
+        rule = gold_rule(self.context)
+        if rule is None:
+            return trajectory.metadata
+        return metadata_data(trajectory.metadata, rule.visible_in_trajectory(trajectory.pk))
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_steps_url(self, trajectory: Trajectory) -> str:

@@ -104,6 +104,32 @@ def do_create_project(name: str, owner, description: str = "") -> Project:
     return project
 
 
+@transaction.atomic(durable=True)
+def do_update_project(project: Project, actor, *, hide_gold: bool | None = None) -> Project:
+    """Change a project's settings (its admins: the caller checks the role); one audit event
+    with what changed. A setting not given stays as it is."""
+    asked = {"hide_gold": hide_gold}
+    changed = {
+        name: value
+        for name, value in asked.items()
+        if value is not None and getattr(project, name) != value
+    }
+    if changed:
+        before = {name: getattr(project, name) for name in changed}
+        Project.objects.filter(pk=project.pk).update(**changed)
+        for name, value in changed.items():
+            setattr(project, name, value)
+        record_event(
+            events.PROJECT_SETTINGS_CHANGED,
+            actor=actor,
+            project=project,
+            obj=project,
+            before=before,
+            after=changed,
+        )
+    return project
+
+
 def _check_keeps_an_admin(project: Project, membership: Membership, change: str) -> None:
     """A project always keeps an admin: the last one cannot be demoted or removed.
 

@@ -14,6 +14,7 @@ urlpatterns = [
         name="task-suggestions",
     ),
     path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
+    path("projects/<int:project_id>/settings/", views.project_settings, name="project-settings"),
     path(
         "projects/<int:project_id>/members/<int:user_id>/role/",
         views.project_member_role,

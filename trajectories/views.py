@@ -43,6 +43,7 @@ from .access import (
     role_in,
 )
 from .accounts import UnknownUser, is_site_admin, user_named
+from .gold import can_see_gold, check_job_file
 from .jobs import (
     do_retry_job,
     download_name,
@@ -65,7 +66,12 @@ from .models import (
     Subgoal,
     Trajectory,
 )
-from .services import do_add_membership, do_remove_membership, do_set_membership
+from .services import (
+    do_add_membership,
+    do_remove_membership,
+    do_set_membership,
+    do_update_project,
+)
 from .sorting import sort_columns
 from .validation import InvalidData
 
@@ -312,6 +318,7 @@ def trajectory_detail(request: HttpRequest, trajectory_id: int) -> HttpResponse:
         "links": AnchorLink.objects.filter(source__trajectory=trajectory).select_related(
             "source", "target"
         ),
+        "show_gold": can_see_gold(request.user, trajectory.project),
     }
     return render(request, "trajectories/trajectory_detail.html", context)
 
@@ -527,6 +534,15 @@ def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -
     return _after_member_change(request, project)
 
 
+@login_required
+@require_POST
+def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The project's settings (admins), on its Members page: a checkbox left out is off."""
+    project = access_project(request.user, project_id, roles=MANAGE_MEMBERS)
+    do_update_project(project, request.user, hide_gold=bool(request.POST.get("hide_gold")))
+    return redirect(f"{reverse('project-members', args=[project.pk])}#project-settings")
+
+
 # ---------------------------------------------------------------------------- jobs
 
 
@@ -556,6 +572,7 @@ def job_download(request: HttpRequest, job_id: int) -> FileResponse:
     job = access_job(request.user, job_id)
     if job.status != JobStatus.SUCCEEDED or not job.output_path:
         raise Http404("This job has no output")
+    check_job_file(request.user, job, "download")
     try:
         handle = default_storage.open(job.output_path, "rb")
     except FileNotFoundError:
