@@ -36,6 +36,7 @@ from trajectories.access import (
     role_in,
 )
 from trajectories.blobs import read_blob
+from trajectories.gold import can_see_gold
 from trajectories.images import THUMB_WIDTH, make_thumbnail
 from trajectories.labels.protocol import (
     RECORDING,
@@ -86,7 +87,7 @@ from .services.adb import DEVICE_ERRORS, installed_packages
 from .services.environment import read_environment
 from .services.inventory import do_update_device
 from .services.leases import final_stretch_notice, latest_end
-from .services.recording import NoFocusedField
+from .services.recording import VIRTUAL_TASK_PREFIX, NoFocusedField
 from .virtual.status import read_status
 
 RECORDING_ERRORS = (
@@ -281,13 +282,22 @@ def console(request: HttpRequest, serial: str) -> HttpResponse:
         facts = None
         context["device_error"] = str(exc)
     projects = recordable_projects(request.user)
+    # A project that hides its gold poses the virtual device's tasks (and resets it to a seed)
+    # for its admins only (devices.services.recording.check_may_pose): others are not offered.
+    posing = [p for p in projects if can_see_gold(request.user, p)]
+    hidden = [p for p in projects if p not in posing]
+    tasks = Task.objects.filter(project__in=projects).exclude(
+        project__in=hidden, uid__startswith=VIRTUAL_TASK_PREFIX
+    )
     context.update(
         {
             "facts": facts,
             "virtual": virtual,
             "packages": packages,
             "projects": projects,
-            "tasks": Task.objects.filter(project__in=projects).select_related("project"),
+            "posing_projects": posing,
+            "gold_hidden_projects": hidden,
+            "tasks": tasks.select_related("project"),
             "resumable": Trajectory.objects.filter(
                 recorded_by=request.user, status=Status.INTERRUPTED
             ).select_related("task")[:20],
@@ -379,7 +389,11 @@ def start_recording(request: HttpRequest, serial: str) -> HttpResponse:
 @device_members_only
 def import_virtual_tasks(request: HttpRequest, serial: str) -> HttpResponse:
     project = access_project(request.user, request.POST.get("project"), roles=RECORDING_ROLES)
-    tasks = do_import_virtual_tasks(project, connect(serial))
+    try:
+        tasks = do_import_virtual_tasks(project, connect(serial), request.user)
+    except AccessDenied as exc:
+        messages.error(request, str(exc))
+        return redirect("device-console", serial=serial)
     messages.info(request, f"{len(tasks)} tasks of the virtual device are in {project.name}.")
     return redirect("device-console", serial=serial)
 

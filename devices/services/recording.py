@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from trajectories import events
 from trajectories.blobs import put_blobs, read_blob
+from trajectories.gold import check_can_see_gold
 from trajectories.grading import answer_matches
 from trajectories.labels import edits
 from trajectories.labels.parts import memory_target_dict, step_dict
@@ -239,6 +240,8 @@ def do_start_recording(
     (its gold answer is the seed's).
     """
     seed = check_seed(reset_seed)
+    if actor is not None:
+        check_may_pose(actor, task, seed)
     if lease.trajectory_id and lease.trajectory.status == Status.RECORDING:
         raise RecordingError(
             f"Device {lease.serial} is already recording trajectory {lease.trajectory_id}."
@@ -955,8 +958,22 @@ def _virtual_task(project: Project, record: TaskRecord) -> Task:
     return task
 
 
-def do_import_virtual_tasks(project: Project, conn: Connected) -> list[Task]:
-    """The virtual device's tasks (instruction, gold answer) as tasks of the project."""
+def check_may_pose(actor, task: Task, seed: int | None) -> None:
+    """In a project that hides its gold, the virtual device's own tasks (a benchmark's
+    instances) and a reset to a chosen seed are for those who may see the gold: a person who
+    poses an instance learns its gold answer from the device. Written tasks stay open."""
+    if seed is not None or task.uid.startswith(VIRTUAL_TASK_PREFIX):
+        check_can_see_gold(actor, task.project, POSE_VIRTUAL)
+
+
+POSE_VIRTUAL = "pose the virtual device's tasks or reset it to a seed"
+
+
+def do_import_virtual_tasks(project: Project, conn: Connected, actor=None) -> list[Task]:
+    """The virtual device's tasks (instruction, gold answer) as tasks of the project;
+    ``actor``, when a person asks, must be one who may see the project's gold."""
+    if actor is not None:
+        check_can_see_gold(actor, project, POSE_VIRTUAL)
     if not conn.facts.virtual:
         return []
     return [_virtual_task(project, _virtual_task_record(i)) for i in _declared_tasks(conn)]
