@@ -7,12 +7,13 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import parsers, serializers, status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer
+from trajectories.parsers import JSONParser
 from trajectories.views import JOB_ROLES
 
 from .access import access_run, access_suite
@@ -37,8 +38,9 @@ RUNS = OpenApiParameter(
 
 class RunRequestSerializer(serializers.Serializer):
     agent = serializers.CharField(
-        help_text="solver, random[,seed=N], replay[,run=N], or openai:REGIME[,model=..][,url=..]"
-        "[,graph=V][,xml=1][,k=K] with REGIME mobile_use, androtmem-v1, -v2 or -v3."
+        help_text="solver, random[,seed=N], replay[,run=N], or openai:REGIME[,endpoint=NAME]"
+        "[,model=..][,graph=V][,xml=1][,k=K] with REGIME mobile_use, androtmem-v1, -v2 or -v3 "
+        "(NAME: a registered model endpoint, /api/v1/projects/<id>/endpoints/)."
     )
     suite = serializers.CharField(
         required=False, help_text="A suite of the project: NAME (newest version) or NAME@VERSION."
@@ -140,7 +142,7 @@ def run_detail(run: Run) -> dict[str, Any]:
 
 @extend_schema(tags=["agents"])
 class ProjectRunListView(WaypointAPIView):
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="The project's agent runs, newest first, with their scores",
@@ -219,7 +221,7 @@ def suite_row(suite: Suite) -> dict[str, Any]:
 
 @extend_schema(tags=["agents"])
 class ProjectSuiteListView(WaypointAPIView):
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="The project's suites",

@@ -347,3 +347,67 @@ def test_json_100_levels_deep_is_read_and_101_is_not():
     assert deepest == 1
     with pytest.raises(InvalidData, match=r"^x: invalid JSON: nested too deeply$"):
         load_json('{"a": ' * 101 + "1" + "}" * 101, "x")
+
+
+def api_views():
+    """Every API view class the site routes to."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and hasattr(pattern.callback, "cls"):
+                yield pattern.callback.cls
+
+    return set(walk(get_resolver().url_patterns))
+
+
+def test_every_api_endpoint_reads_json_through_the_depth_limited_parser():
+    """DRF's own JSONParser lets a RecursionError through (a 500): whatever parsers an endpoint
+    lists, the JSON one it uses is ours (trajectories.parsers.JSONParser)."""
+    from rest_framework.parsers import JSONParser as DRFJSONParser
+
+    from trajectories.parsers import JSONParser
+
+    views = api_views()
+    assert len(views) > 20
+    unbounded = sorted(
+        f"{view.__module__}.{view.__qualname__}"
+        for view in views
+        for parser in view().get_parsers()
+        if isinstance(parser, DRFJSONParser) and not isinstance(parser, JSONParser)
+    )
+    assert unbounded == []
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+def test_the_token_endpoint_refuses_deep_json(depth):
+    deep = "[" * depth + "]" * depth
+    client = APIClient(raise_request_exception=False)
+    response = client.post("/api/v1/auth/token/", deep, content_type="application/json")
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": "JSON parse error - body: invalid JSON: nested too deeply"},
+    )
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+def test_the_agents_and_explore_endpoints_refuse_deep_json(api, project, depth):
+    deep = "[" * depth + "]" * depth
+    for url, body in (
+        (f"/api/v1/projects/{project.pk}/suites/", deep),
+        (f"/api/v1/projects/{project.pk}/runs/", '{"agent": "solver", "seeds": ' + deep + "}"),
+        (f"/api/v1/projects/{project.pk}/explorations/", '{"allow": ' + deep + "}"),
+    ):
+        response = api.post(url, body, content_type="application/json")
+        assert (response.status_code, response.json()) == (
+            400,
+            {"detail": "JSON parse error - body: invalid JSON: nested too deeply"},
+        ), url
+    deny = f"/api/v1/projects/{project.pk}/deny-lists/com.waypoint.mailbox"
+    response = api.put(deny, '{"entries": ' + deep + "}", content_type="application/json")
+    assert (response.status_code, response.json()["detail"]) == (
+        400,
+        "JSON parse error - body: invalid JSON: nested too deeply",
+    )

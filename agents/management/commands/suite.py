@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Suite
 from agents.services import do_import_suite, do_make_suite, suite_named
+from trajectories.bounds import check_file_size, load_json
 from trajectories.models import Project
 from trajectories.validation import InvalidData
 
@@ -68,12 +69,21 @@ class Command(BaseCommand):
             else:
                 if len(names) != 1:
                     raise CommandError("import: give the suite's file")
-                try:
-                    document = json.loads(Path(names[0]).read_text())
-                except (OSError, ValueError) as exc:
-                    raise CommandError(f"{names[0]}: not a readable JSON file ({exc})") from exc
+                document = read_suite_file(Path(names[0]), names[0])
                 suite, created = do_import_suite(project, user, document)
                 said = "imported" if created else "already there"
                 self.stdout.write(f"Suite {suite}: {said}, {len(suite.instances)} instances")
         except InvalidData as exc:
             raise CommandError(str(exc)) from exc
+
+
+def read_suite_file(path: Path, where: str):
+    """The suite document of a file, read within the import limits (its size, its nesting:
+    InvalidData naming the file)."""
+    try:
+        check_file_size(path.stat().st_size, where)
+        return load_json(path.read_bytes(), where)
+    except InvalidData:
+        raise
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"{where}: not a readable JSON file ({exc})") from exc
