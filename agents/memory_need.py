@@ -14,7 +14,8 @@ step ``i``; the agent decides step ``i`` looking at it.
   it in its text or content-desc: the value as the app renders it, case and runs of white space
   aside, not inside a longer word or number ("7°" is not in "17°", "20" is not in "$20.49").
   The XML cannot tell a value from an equal text elsewhere on the screen (every "Direct" of a
-  flight list), so such a value counts as shown wherever its text is.
+  flight list), so such a value counts as shown wherever its text is; a step may carry what the
+  device declared instead (``SolverStep.declared``), which can.
 - **Use.** A value is used at every step whose typed or answered text carries it: as above, or,
   for a value that is a number (a price, "7°", "76%"), any number in the text equal to it, the
   way the device grades by ``number`` (:func:`trajectories.grading.number_of`). A value no
@@ -57,10 +58,15 @@ def window() -> int:
 
 @dataclass(frozen=True)
 class SolverStep:
-    """One step of a solver episode: the screen before its action (UI XML) and the action."""
+    """One step of a solver episode: the screen before its action (UI XML) and the action.
+
+    ``declared``: the refs of the variables the virtual device said this screen shows
+    (``Screen.visible_memory``); when given, showing is read from it instead of the XML, which
+    tells a value from an equal text elsewhere on the screen."""
 
     xml: str | bytes | None
     action: Mapping[str, Any]
+    declared: frozenset[str] | None = None
 
 
 @dataclass
@@ -185,7 +191,7 @@ def measure(steps: Sequence[SolverStep], values: Mapping[str, str], k: int) -> I
     memory beyond a window of the last ``k`` observations (see the module's docstring)."""
     if k < 1:
         raise ValueError(f"the window holds at least one observation, not {k}")
-    texts = [screen_texts(step.xml) for step in steps]
+    texts = [screen_texts(step.xml) if step.declared is None else [] for step in steps]
     typed = [
         (i, str(step.action.get("type")), str(step.action.get("text") or ""))
         for i, step in enumerate(steps)
@@ -193,7 +199,11 @@ def measure(steps: Sequence[SolverStep], values: Mapping[str, str], k: int) -> I
     ]
     need = []
     for ref, value in values.items():
-        shown_at = [i for i, screen in enumerate(texts) if shows(screen, value)]
+        shown_at = [
+            i
+            for i, (step, screen) in enumerate(zip(steps, texts, strict=True))
+            if (shows(screen, value) if step.declared is None else ref in step.declared)
+        ]
         uses = [(i, kind) for i, kind, text in typed if carries(text, value)]
         if not uses and steps:
             uses = [(final_answer_step(steps), "final")]

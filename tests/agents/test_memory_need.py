@@ -200,3 +200,19 @@ def test_k_is_a_setting():
     assert window() == 5
     with override_settings(WAYPOINT_MEMORY_WINDOW=3):
         assert window() == 3
+
+
+def test_what_the_device_declared_replaces_the_xml_when_given():
+    """The XML shows "Direct" on every flight; the device says which screen shows this one's."""
+    steps = [
+        SolverStep(screen("WY380 Direct"), TAP, declared=frozenset({"flights.stops_wy380"})),
+        *[SolverStep(screen("WY696 Direct"), TAP, declared=frozenset()) for _ in range(5)],
+        SolverStep(screen("Answers"), answered("3"), declared=frozenset()),
+    ]
+    by_xml = measure(
+        [SolverStep(s.xml, s.action) for s in steps], {"flights.stops_wy380": "Direct"}, 5
+    )
+    assert by_xml.values[0].shown_at == [0, 1, 2, 3, 4, 5] and not by_xml.needs_memory
+    declared = measure(steps, {"flights.stops_wy380": "Direct"}, 5)
+    [need] = declared.values
+    assert need.shown_at == [0] and need.uses[0].distance == 6 and declared.needs_memory
