@@ -41,6 +41,7 @@ from .access import (
     projects_of,
 )
 from .accounts import user_named
+from .gold import GoldRule, check_job_file
 from .jobs import (
     do_retry_job,
     download_name,
@@ -78,6 +79,7 @@ from .serializers import (
     MemberSerializer,
     ProjectCreateSerializer,
     ProjectSerializer,
+    ProjectUpdateSerializer,
     StepSerializer,
     TaskSerializer,
     TokenRequestSerializer,
@@ -90,6 +92,7 @@ from .services import (
     do_create_project,
     do_remove_membership,
     do_set_membership,
+    do_update_project,
 )
 from .validation import KIND_NAMES, MAX_INT, InvalidRequest
 from .views import blob_response
@@ -201,6 +204,21 @@ def check_serializer(serializer: Serializer) -> dict[str, Any]:
 class WaypointAPIView(BoundedParsers, APIView):
     """The base of every endpoint; domain errors are mapped in ``config/errors.py``, and JSON
     bodies are read within bounds (``trajectories.parsers``)."""
+
+
+class GoldKnown:
+    """A generic view that tells its serializers who may see gold (``trajectories.gold``),
+    from the project or trajectory it has loaded: ``self.gold`` primed before serializing."""
+
+    gold: GoldRule | None = None
+
+    def gold_rule(self) -> GoldRule:
+        if self.gold is None:
+            self.gold = GoldRule(self.request.user)
+        return self.gold
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "gold": self.gold_rule()}
 
 
 class RenderedResponse(Response):
@@ -343,6 +361,17 @@ class ProjectDetailView(WaypointAPIView, generics.RetrieveAPIView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
+    @extend_schema(
+        summary="Change the project's settings (admins)",
+        request=ProjectUpdateSerializer,
+        responses={200: ProjectSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def patch(self, request: Request, project_id: int) -> Response:
+        project = access_project(request.user, project_id, roles=(Role.ADMIN,))
+        data = check_serializer(ProjectUpdateSerializer(data=request.data))
+        do_update_project(project, request.user, **data)
+        return self.get(request, project_id=project_id)
+
 
 # ---------------------------------------------------------------- members
 
@@ -422,7 +451,7 @@ class ProjectMemberDetailView(WaypointAPIView):
 
 
 @extend_schema(tags=["tasks"])
-class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
+class ProjectTaskListView(GoldKnown, WaypointAPIView, generics.ListAPIView):
     """The tasks (instructions) of a project, oldest first."""
 
     serializer_class = TaskSerializer
@@ -430,6 +459,7 @@ class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[Task]:
         project = access_project(self.request.user, self.kwargs["project_id"])
+        self.gold_rule().visible(project)
         return Task.objects.filter(project=project)
 
     @extend_schema(
@@ -441,7 +471,7 @@ class ProjectTaskListView(WaypointAPIView, generics.ListAPIView):
 
 
 @extend_schema(tags=["tasks"])
-class TaskDetailView(WaypointAPIView, generics.RetrieveAPIView):
+class TaskDetailView(GoldKnown, WaypointAPIView, generics.RetrieveAPIView):
     """One task: goal, apps, intent, difficulty, gold answer and memory items."""
 
     serializer_class = TaskSerializer
@@ -525,13 +555,14 @@ class ProjectTrajectoryListView(WaypointAPIView, generics.ListAPIView):
 
 
 @extend_schema(tags=["trajectories"])
-class TrajectoryDetailView(WaypointAPIView, generics.RetrieveAPIView):
+class TrajectoryDetailView(GoldKnown, WaypointAPIView, generics.RetrieveAPIView):
     """One trajectory: device facts, task, counts, subgoals, memory targets, anchors and links."""
 
     serializer_class = TrajectoryDetailSerializer
 
     def get_object(self) -> Trajectory:
         trajectory = access_trajectory(self.request.user, self.kwargs["trajectory_id"])
+        self.gold_rule().knows(trajectory)
         return (
             Trajectory.objects.filter(pk=trajectory.pk)
             .select_related(
@@ -567,14 +598,16 @@ def steps_of(trajectory: Trajectory) -> QuerySet[Step]:
 
 
 @extend_schema(tags=["trajectories"])
-class StepListView(WaypointAPIView, generics.ListAPIView):
+class StepListView(GoldKnown, WaypointAPIView, generics.ListAPIView):
     """Every step of a trajectory, ordered by index, each with the screen before it."""
 
     serializer_class = StepSerializer
     pagination_class = None  # a trajectory is read whole; steps are few (tens to hundreds)
 
     def get_queryset(self) -> QuerySet[Step]:
-        return steps_of(access_trajectory(self.request.user, self.kwargs["trajectory_id"]))
+        trajectory = access_trajectory(self.request.user, self.kwargs["trajectory_id"])
+        self.gold_rule().knows(trajectory)
+        return steps_of(trajectory)
 
     @extend_schema(
         summary="Every step of a trajectory, by index, with its screen",
@@ -585,13 +618,14 @@ class StepListView(WaypointAPIView, generics.ListAPIView):
 
 
 @extend_schema(tags=["trajectories"])
-class StepDetailView(WaypointAPIView, generics.RetrieveAPIView):
+class StepDetailView(GoldKnown, WaypointAPIView, generics.RetrieveAPIView):
     """One step of a trajectory, by its index."""
 
     serializer_class = StepSerializer
 
     def get_object(self) -> Step:
         trajectory = access_trajectory(self.request.user, self.kwargs["trajectory_id"])
+        self.gold_rule().knows(trajectory)
         try:
             return steps_of(trajectory).get(index=self.kwargs["index"])
         except Step.DoesNotExist:
@@ -655,7 +689,7 @@ class JobRetryView(WaypointAPIView):
     @extend_schema(
         summary="Retry a failed job",
         request=None,
-        responses={202: JobSerializer, **_errors(401, 404, 409)},
+        responses={202: JobSerializer, **_errors(401, 403, 404, 409)},
     )
     def post(self, request: Request, job_id: int) -> Response:
         job = with_true_status(access_job(request.user, job_id))
@@ -672,13 +706,14 @@ class JobDownloadView(WaypointAPIView):
         summary="Download the output file of a succeeded export",
         responses={
             (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The file."),
-            **_errors(401, 404, 409, 410),
+            **_errors(401, 403, 404, 409, 410),
         },
     )
     def get(self, request: Request, job_id: int) -> FileResponse:
         job = access_job(request.user, job_id)
         if job.kind != JobKind.EXPORT:
             raise Conflict(f"job {job.pk} is an {job.kind}: it has no file to download")
+        check_job_file(request.user, job, "download")
         if job.status != JobStatus.SUCCEEDED or not job.output_path:
             raise Conflict(
                 f"job {job.pk} is {job.status}: its file can be downloaded once it has succeeded"
