@@ -68,6 +68,7 @@ from .base import Agent, AgentStep, Observation
 from .models import Episode, EpisodeStatus, FailureKind, Run
 from .pool import NoDevice, release_device, take_device
 from .registry import AgentSpec, build_agent
+from .suites import pose_instances
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,10 @@ def spec_of(run: Run) -> AgentSpec:
 
 
 def run_agent_run(job: Job, progress) -> dict[str, Any] | str:
-    """Hand every episode not finished yet to a task of its own; the last one ends the job."""
+    """Pose the run's instances, then hand every episode not finished yet to a task of its
+    own; the last one ends the job."""
     run = job.agent_run
+    pose_run_instances(run)
     episodes = Episode.objects.filter(run=run)
     finished = episodes.filter(status=EpisodeStatus.FINISHED).count()
     Job.objects.filter(pk=job.pk).update(done=finished, total=episodes.count())
@@ -95,6 +98,16 @@ def run_agent_run(job: Job, progress) -> dict[str, Any] | str:
     for episode_id in to_send:
         send_episode(episode_id)
     return DETACHED
+
+
+def pose_run_instances(run: Run) -> None:
+    """The run's instances given as ``{template, seed}`` (a run of task templates) get their
+    instruction, rule and gold answer's sha256, as a suite lists them: posed here, by the
+    worker, not by the request that started the run. Once: a job run again finds them posed."""
+    posed = pose_instances(run.instances)
+    if posed is not run.instances:
+        Run.objects.filter(pk=run.pk).update(instances=posed)
+        run.instances = posed
 
 
 def _playable() -> Q:

@@ -16,7 +16,16 @@ from trajectories.validation import InvalidData
 from .models import Episode, Run, Suite
 from .pool import check_pool
 from .registry import check_agent, parse_agent_spec
-from .suites import check_suite, make_suite, parse_seeds
+from .suites import (
+    check_instances,
+    check_run_size,
+    check_suite,
+    count_seeds,
+    counted,
+    make_suite,
+    parse_seeds,
+    seed_ranges,
+)
 
 MAX_ATTEMPTS = 20
 MAX_STEPS = 200
@@ -85,22 +94,38 @@ def _bounded(value: Any, field: str, low: int, high: int) -> int:
     return value
 
 
-def run_instances(suite: Suite | None, tasks: list[str] | None, seeds: Any) -> list[dict[str, Any]]:
+def run_instances(
+    suite: Suite | None, tasks: list[str] | None, seeds: Any, attempts: int = 1
+) -> list[dict[str, Any]]:
     """The instances a run plays: a suite's (only those at ``seeds`` when given), or every
-    task template named at every seed."""
+    task template named at every seed, given as ``{template, seed}``: the run's job poses them
+    (``agents.runner``), not the request. A run of more than ``WAYPOINT_MAX_RUN_EPISODES``
+    episodes (instances x attempts) is refused first, counted without listing its seeds."""
+    times = counted(attempts, "attempt")
     if suite is not None:
         if tasks:
             raise InvalidData("tasks: give a suite or task templates, not both")
         instances = suite.instances
         if seeds not in (None, "", []):
-            wanted = set(parse_seeds(seeds))
-            instances = [i for i in instances if i["seed"] in wanted]
+            ranges = seed_ranges(seeds)
+            instances = [i for i in instances if any(a <= i["seed"] <= b for a, b in ranges)]
             if not instances:
-                raise InvalidData(f"seeds: suite {suite} has no instance at seeds {sorted(wanted)}")
+                asked = count_seeds(ranges)
+                named = sorted(parse_seeds(seeds)) if asked <= 20 else f"given ({asked} seeds)"
+                raise InvalidData(f"seeds: suite {suite} has no instance at seeds {named}")
+        check_run_size(
+            len(instances) * attempts, f"{counted(len(instances), 'instance')} x {times}"
+        )
         return instances
     if not tasks:
         raise InvalidData("suite: give a suite, or task templates (tasks) and seeds")
-    return make_suite("tasks", "0", tasks, parse_seeds(seeds if seeds else "0"))["instances"]
+    seeds = seeds if seeds else "0"
+    count = count_seeds(seed_ranges(seeds))
+    check_run_size(
+        len(tasks) * count * attempts,
+        f"{counted(len(tasks), 'template')} x {counted(count, 'seed')} x {times}",
+    )
+    return check_instances(tasks, parse_seeds(seeds))
 
 
 def do_start_run(
@@ -118,8 +143,8 @@ def do_start_run(
     """Queue a run of ``agent`` over the instances, one episode per instance and attempt, on
     the project's devices (``devices``: these serials only)."""
     spec = parse_agent_spec(agent)
-    instances = run_instances(suite, tasks, seeds)
     attempts = _bounded(attempts, "attempts", 1, MAX_ATTEMPTS)
+    instances = run_instances(suite, tasks, seeds, attempts)
     max_steps = _bounded(
         settings.WAYPOINT_AGENT_MAX_STEPS if max_steps is None else max_steps,
         "max_steps",

@@ -6,6 +6,11 @@ API request and checks that this Waypoint's virtual device poses the same instan
 app versions, and at each seed the same instruction and the same gold answer (by its sha256, so
 the document does not give the answers away). Pure functions over documents; the ``Suite``
 model stores them.
+
+Posing an instance (the apps' data generated at its seed) is the costly part, a few
+milliseconds per seed: every size is counted first (seeds ranges arithmetically, a document's
+instances by its list's length) and refused over its limit (``WAYPOINT_MAX_SUITE_INSTANCES``,
+``WAYPOINT_MAX_RUN_EPISODES``) before anything is posed.
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from devices.virtual.apps import all_templates, load_apps, read_manifests
+from core.limits import limit
+from devices.virtual import apps as virtual_apps
+from devices.virtual.apps import all_templates, read_manifests
 from devices.virtual.templates import Task, Template
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, InvalidRequest
 
 SUITE_FORMAT = "waypoint-suite"
 SCHEMA_VERSION = 1
 MAX_SEED = 2**31 - 1  # what `waypoint reset --seed` accepts
-MAX_INSTANCES = 100_000
+MAX_INSTANCES = 100_000  # seeds one text may name (a run and a suite hold fewer: core/limits)
 NAME_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SEED_RANGE = re.compile(r"\s*([0-9]+)\s*(?:\.\.\s*([0-9]+)\s*)?")
 
@@ -31,18 +38,23 @@ def gold_digest(gold: str) -> str:
     return hashlib.sha256(gold.encode()).hexdigest()
 
 
-def parse_seeds(text: Any) -> list[int]:
-    """Seeds as the command line writes them: ``"1..3,7"`` -> ``[1, 2, 3, 7]`` (ranges include
-    both ends); the API may also send a list of seeds and ranges. Repeats are kept once, in the
-    order first given."""
+def seed_ranges(text: Any) -> list[tuple[int, int]]:
+    """Seeds as the command line writes them, as the ranges given: ``"1..3,7"`` ->
+    ``[(1, 3), (7, 7)]`` (ranges include both ends); the API may also send a list of seeds and
+    ranges. Nothing is expanded: ``"0..99999999999"`` is one pair."""
     if isinstance(text, str):
         parts: list[Any] = text.split(",")
     elif isinstance(text, list):
         parts = text
     else:
         raise InvalidData(f"seeds: write them as 1..5 or 1,2,7, got {str(text)[:80]!r}")
-    seeds: list[int] = []
+    if len(parts) > MAX_INSTANCES:  # each part is at least one seed
+        raise InvalidData(f"seeds: more than {MAX_INSTANCES} seeds")
+    ranges: list[tuple[int, int]] = []
     for part in parts:
+        if type(part) is int and part >= 0:  # a list of seeds, read at once
+            ranges.append((part, part))
+            continue
         if isinstance(part, int) and not isinstance(part, bool):
             part = str(part)
         match = SEED_RANGE.fullmatch(part) if isinstance(part, str) else None
@@ -54,12 +66,60 @@ def parse_seeds(text: Any) -> list[int]:
         first, last = int(match.group(1)), int(match.group(2) or match.group(1))
         if last < first:
             raise InvalidData(f"seeds: the range {first}..{last} runs backwards")
+        ranges.append((first, last))
+    return ranges
+
+
+def count_seeds(ranges: list[tuple[int, int]]) -> int:
+    """How many different seeds ``ranges`` hold, counted without listing them."""
+    count, reached = 0, -1
+    for first, last in sorted(ranges):
+        first = max(first, reached + 1)
+        if last >= first:
+            count += last - first + 1
+            reached = last
+    return count
+
+
+def parse_seeds(text: Any) -> list[int]:
+    """Seeds as the command line writes them: ``"1..3,7"`` -> ``[1, 2, 3, 7]`` (ranges include
+    both ends); the API may also send a list of seeds and ranges. Repeats are kept once, in the
+    order first given."""
+    seeds: list[int] = []
+    for first, last in seed_ranges(text):
         if last - first >= MAX_INSTANCES:
             raise InvalidData(f"seeds: the range {first}..{last} is longer than {MAX_INSTANCES}")
         seeds.extend(range(first, last + 1))
         if len(seeds) > MAX_INSTANCES:
             raise InvalidData(f"seeds: more than {MAX_INSTANCES} seeds")
     return list(dict.fromkeys(seeds))
+
+
+def counted(count: int, noun: str) -> str:
+    """``counted(1, "seed")`` -> ``"1 seed"``, ``counted(3, "seed")`` -> ``"3 seeds"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def check_suite_size(count: int, where: str, counted: str) -> None:
+    """Refuse a suite of more than ``WAYPOINT_MAX_SUITE_INSTANCES`` instances, before any is
+    posed."""
+    most = limit("WAYPOINT_MAX_SUITE_INSTANCES")
+    if count > most:
+        raise InvalidRequest(
+            f"{where}: a suite holds at most {most} instances (WAYPOINT_MAX_SUITE_INSTANCES); "
+            f"{counted}"
+        )
+
+
+def check_run_size(episodes: int, what: str) -> None:
+    """Refuse a run of more than ``WAYPOINT_MAX_RUN_EPISODES`` episodes (instances x
+    attempts), before any instance is posed."""
+    most = limit("WAYPOINT_MAX_RUN_EPISODES")
+    if episodes > most:
+        raise InvalidRequest(
+            f"a run plays at most {most} episodes (WAYPOINT_MAX_RUN_EPISODES); {what} are "
+            f"{episodes}"
+        )
 
 
 def _templates() -> dict[str, Template]:
@@ -74,25 +134,36 @@ def _app_versions() -> dict[str, dict[str, str]]:
 
 
 def _posed(instances: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Task]:
-    """The tasks the virtual device poses for (template, seed) pairs, one catalog per seed."""
-    tasks: dict[tuple[str, int], Task] = {}
-    wanted: dict[int, set[str]] = {}
+    """The tasks the virtual device poses for (template, seed) pairs: the apps' data generated
+    once per seed, and only the templates asked for posed there (what ``load_apps(seed)``
+    poses for them; the templates are independent of one another)."""
+    raw = read_manifests()
+    known = {t.id: t for t in all_templates(raw)}
+    wanted: dict[int, list[str]] = {}
     for template_id, seed in instances:
-        wanted.setdefault(seed, set()).add(template_id)
+        wanted.setdefault(seed, []).append(template_id)
+    tasks: dict[tuple[str, int], Task] = {}
     for seed, template_ids in wanted.items():
-        for task in load_apps(seed).tasks:
-            if task.id in template_ids:
-                tasks[(task.id, seed)] = task
+        world = virtual_apps.build_world(seed, raw)
+        for template_id in template_ids:
+            tasks[(template_id, seed)] = known[template_id].instance(world)
     return tasks
 
 
-def make_suite(
-    name: str, version: str, template_ids: Iterable[str], seeds: Iterable[int]
-) -> dict[str, Any]:
-    """The suite document: every template at every seed (template by template)."""
-    template_ids, seeds = list(template_ids), list(seeds)
-    _check_name(name, "name", 100)
-    _check_name(version, "version", 40)
+def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
+    """An instance as a suite document lists it."""
+    return {
+        "template": template_id,
+        "seed": seed,
+        "instruction": task.instruction,
+        "rule": task.rule,
+        "gold_sha256": gold_digest(task.gold),
+    }
+
+
+def check_instances(template_ids: list[str], seeds: list[int]) -> list[dict[str, Any]]:
+    """Every template at every seed (template by template), checked but not posed: ``[{template,
+    seed}, ...]``."""
     known = _templates()
     if not template_ids:
         raise InvalidData("templates: a suite needs at least one template")
@@ -107,9 +178,44 @@ def make_suite(
         _check_seed(seed, f"seeds[{i}]")
     if len(set(seeds)) != len(seeds):
         raise InvalidData("seeds: a seed is listed twice")
-    if len(template_ids) * len(seeds) > MAX_INSTANCES:
-        raise InvalidData(f"a suite holds at most {MAX_INSTANCES} instances")
-    pairs = [(t, seed) for t in template_ids for seed in seeds]
+    return [{"template": t, "seed": seed} for t in template_ids for seed in seeds]
+
+
+def pose_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The instances, those given as ``{template, seed}`` alone posed (instruction, rule and
+    the gold answer's sha256), the others as they are."""
+    known = _templates()
+    unposed = [
+        (i["template"], i["seed"])
+        for i in instances
+        if "instruction" not in i and i.get("template") in known
+    ]
+    if not unposed:
+        return instances
+    posed = _posed(unposed)
+    return [
+        posed_instance(i["template"], i["seed"], posed[key])
+        if (key := (i["template"], i["seed"])) in posed
+        else i
+        for i in instances
+    ]
+
+
+def make_suite(
+    name: str, version: str, template_ids: Iterable[str], seeds: Iterable[int]
+) -> dict[str, Any]:
+    """The suite document: every template at every seed (template by template)."""
+    template_ids, seeds = list(template_ids), list(seeds)
+    _check_name(name, "name", 100)
+    _check_name(version, "version", 40)
+    count = len(template_ids) * len(seeds)
+    check_suite_size(
+        count,
+        "seeds",
+        f"{counted(len(template_ids), 'template')} x {counted(len(seeds), 'seed')} are {count}",
+    )
+    pairs = [(i["template"], i["seed"]) for i in check_instances(template_ids, seeds)]
+    known = _templates()
     posed = _posed(pairs)
     apps = sorted({app for t in template_ids for app in known[t].apps})
     versions = _app_versions()
@@ -120,16 +226,7 @@ def make_suite(
         "version": version,
         "apps": {slug: versions[slug] for slug in apps},
         "templates": [_template_summary(known[t]) for t in template_ids],
-        "instances": [
-            {
-                "template": t,
-                "seed": seed,
-                "instruction": posed[(t, seed)].instruction,
-                "rule": posed[(t, seed)].rule,
-                "gold_sha256": gold_digest(posed[(t, seed)].gold),
-            }
-            for t, seed in pairs
-        ],
+        "instances": [posed_instance(t, seed, posed[(t, seed)]) for t, seed in pairs],
     }
 
 
@@ -164,6 +261,10 @@ def check_suite(document: Any) -> dict[str, Any]:
         )
     _check_name(document.get("name"), "name", 100)
     _check_name(document.get("version"), "version", 40)
+    instances = document.get("instances")
+    if not isinstance(instances, list) or not instances:
+        raise InvalidData("instances: must be a non-empty list")
+    check_suite_size(len(instances), "instances", f"this one has {len(instances)}")
     apps = document.get("apps")
     if not isinstance(apps, dict):
         raise InvalidData("apps: must be an object of app versions")
@@ -179,11 +280,6 @@ def check_suite(document: Any) -> dict[str, Any]:
                 f"{where}: the suite was made with {local[slug]['label']} {app['version']}; "
                 f"this Waypoint has {local[slug]['version']}, whose data may differ"
             )
-    instances = document.get("instances")
-    if not isinstance(instances, list) or not instances:
-        raise InvalidData("instances: must be a non-empty list")
-    if len(instances) > MAX_INSTANCES:
-        raise InvalidData(f"instances: a suite holds at most {MAX_INSTANCES} instances")
     known = _templates()
     seen: set[tuple[str, int]] = set()
     for i, item in enumerate(instances):

@@ -30,6 +30,12 @@ DEFAULTS: dict[str, int] = {
     "WAYPOINT_MAX_ARCHIVE_MEMBERS": 200_000,
     # Imported images are decoded in full; neither side may exceed this many pixels.
     "WAYPOINT_MAX_IMAGE_SIDE": 4096,
+    # Benchmark sizes, counted from a request (templates x seeds x attempts, a suite
+    # document's instances) before any instance is posed: episodes one agent run may play
+    # (the 60 templates at 20 seeds, 5 attempts each), and instances one suite may hold (the
+    # 60 templates at 50 seeds; importing one poses each of them in the request).
+    "WAYPOINT_MAX_RUN_EPISODES": 6_000,
+    "WAYPOINT_MAX_SUITE_INSTANCES": 3_000,
 }
 
 
