@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import parsers, serializers, status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer
 from trajectories.models import Role
+from trajectories.parsers import JSONParser
 from trajectories.views import JOB_ROLES
 
-from .access import access_exploration
+from .access import access_exploration, check_allow
 from .elements import DEFAULT_DENY
 from .models import DenyList, Exploration, Strategy
 from .services import (
@@ -31,7 +32,12 @@ class StartSerializer(serializers.Serializer):
     budget = serializers.CharField(help_text="Steps (200) or minutes (30min).")
     strategy = serializers.ChoiceField(choices=Strategy.values, default=Strategy.DFS)
     seed = serializers.IntegerField(default=0, min_value=0)
-    allow = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    allow = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="Deny-list entries to allow: project admins only (403 for anyone else).",
+    )
 
 
 class ExplorationSerializer(serializers.Serializer):
@@ -72,7 +78,7 @@ def exploration_dict(x: Exploration) -> dict[str, Any]:
 
 @extend_schema(tags=["explore"])
 class ProjectExplorationListView(WaypointAPIView):
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="The project's explorations, newest first",
@@ -91,6 +97,7 @@ class ProjectExplorationListView(WaypointAPIView):
     def post(self, request: Request, project_id: int) -> Response:
         project = access_project(request.user, project_id, roles=JOB_ROLES)
         data = check_serializer(StartSerializer(data=request.data))
+        check_allow(request.user, project, data["allow"])
         x = do_start_exploration(
             project,
             request.user,
@@ -155,7 +162,7 @@ def deny_dict(app: str, entries: list[str]) -> dict[str, Any]:
 
 @extend_schema(tags=["explore"])
 class DenyListView(WaypointAPIView):
-    parser_classes = [parsers.JSONParser]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="The app's deny-list (on top of the default one)",

@@ -18,7 +18,7 @@ from trajectories.models import Project
 from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES
 
-from .access import access_exploration
+from .access import access_exploration, check_allow, may_allow
 from .models import Exploration, Strategy
 from .services import do_resume_exploration, do_start_exploration, do_stop_exploration
 
@@ -35,10 +35,14 @@ class StartForm(forms.Form):
     budget = forms.CharField(initial="150", help_text="Steps (150) or minutes (30min)")
     strategy = forms.ChoiceField(choices=Strategy.choices, initial=Strategy.DFS)
     seed = forms.IntegerField(initial=0, min_value=0)
-    allow = forms.CharField(required=False, help_text="Deny-list entries to allow, by commas")
+    allow = forms.CharField(
+        required=False, help_text="Deny-list entries to allow, by commas (project admins only)"
+    )
 
-    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, project: Project, may_allow: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if not may_allow:  # only admins override the deny-lists (check_allow)
+            del self.fields["allow"]
         devices = Device.objects.filter(projects=project)
         self.fields["device"].choices = [
             (d.serial, f"{d.label} ({d.serial})" if d.label else d.serial) for d in devices
@@ -51,9 +55,12 @@ class StartForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def project_explorations(request: HttpRequest, project_id: int) -> HttpResponse:
     project = access_project(request.user, project_id)
-    form = StartForm(request.POST or None, project=project)
+    form = StartForm(
+        request.POST or None, project=project, may_allow=may_allow(request.user, project)
+    )
     if request.method == "POST":
         access_project(request.user, project_id, roles=JOB_ROLES)
+        check_allow(request.user, project, request.POST.get("allow", ""))
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -65,7 +72,7 @@ def project_explorations(request: HttpRequest, project_id: int) -> HttpResponse:
                     budget=data["budget"],
                     strategy=data["strategy"],
                     seed=data["seed"],
-                    allow=data["allow"],
+                    allow=data.get("allow", ""),
                 )
             except InvalidData as exc:
                 form.add_error(None, str(exc))

@@ -146,3 +146,69 @@ def test_an_admin_sets_an_apps_deny_list_and_a_member_reads_it(project, alice, b
     api.force_authenticate(bob)
     assert api.get(url).json()["entries"] == ["Archive", "id:nav_delete"]
     assert api.put(url, {"entries": []}, format="json").status_code == 403
+
+
+# ------------------------------------------------------- allowing what the deny-list forbids
+
+ALLOWED = ["pay", "checkout"]
+ALLOW_DENIED = (
+    "allow: only the project's admins may allow what its deny-lists forbid; start the "
+    "exploration without allow, or ask an admin"
+)
+
+
+def test_only_an_admin_may_allow_what_the_deny_list_forbids(pool, project, alice, bob):
+    """bob is an annotator: he explores, but within the admins' deny-lists."""
+    api = APIClient()
+    api.force_authenticate(bob)
+    url = f"/api/v1/projects/{project.pk}/explorations/"
+    body = {"app": MAIL, "device": pool.serial, "budget": "20", "allow": ALLOWED}
+    refused = api.post(url, body, format="json")
+    assert (refused.status_code, refused.json()) == (403, {"detail": ALLOW_DENIED})
+    assert not Exploration.objects.exists()  # nothing queued
+    refused = api.post(url, {**body, "allow": ["id:"]}, format="json")  # even a bad one
+    assert (refused.status_code, refused.json()) == (403, {"detail": ALLOW_DENIED})
+    assert not Exploration.objects.exists()
+
+    api.force_authenticate(alice)  # the project's admin
+    accepted = api.post(url, body, format="json")
+    assert accepted.status_code == 202, accepted.json()
+    assert Exploration.objects.get(pk=accepted.json()["id"]).allow == ALLOWED
+
+
+def test_a_member_explores_without_allow_and_a_site_admin_may_allow(pool, project, bob, charlie):
+    from trajectories.models import Membership, Role
+
+    api = APIClient()
+    url = f"/api/v1/projects/{project.pk}/explorations/"
+    body = {"app": MAIL, "device": pool.serial, "budget": "20"}
+    api.force_authenticate(bob)
+    for empty in ({}, {"allow": []}):
+        started = api.post(url, {**body, **empty}, format="json")
+        assert started.status_code == 202, started.json()
+        Exploration.objects.filter(pk=started.json()["id"]).update(status="stopped")
+    charlie.is_staff = True
+    charlie.save()
+    Membership.objects.create(project=project, user=charlie, role=Role.ANNOTATOR)
+    api.force_authenticate(charlie)
+    started = api.post(url, {**body, "allow": ALLOWED}, format="json")
+    assert started.status_code == 202, started.json()
+
+
+def test_the_page_offers_allow_to_admins_only_and_refuses_it_from_others(
+    client, pool, project, alice, bob
+):
+    form = {"app": MAIL, "device": pool.serial, "budget": "20", "strategy": "dfs", "seed": 0}
+    url = f"/projects/{project.pk}/explorations/"
+    client.force_login(bob)
+    assert 'name="allow"' not in client.get(url).content.decode()
+    refused = client.post(url, {**form, "allow": "pay, checkout"})
+    assert refused.status_code == 403
+    assert ALLOW_DENIED in refused.content.decode().replace("&#x27;", "'")
+    assert not Exploration.objects.exists()
+
+    client.force_login(alice)
+    assert 'name="allow"' in client.get(url).content.decode()
+    started = client.post(url, {**form, "allow": "pay, checkout"})
+    assert started.status_code == 302
+    assert Exploration.objects.get().allow == ALLOWED
