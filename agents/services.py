@@ -168,7 +168,7 @@ def do_start_run(
             agent_spec=agent.strip(),
             agent=spec.kind,
             regime=spec.regime,
-            model=spec.model,
+            model=spec.model_in(project),
             options=spec.options,
             suite=suite,
             suite_name=suite.name if suite else "",
