@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from trajectories.access import access_project
 from trajectories.api import WaypointAPIView, _errors, check_serializer
+from trajectories.gold import can_see_gold, check_can_see_gold, instances_data
 from trajectories.parsers import JSONParser
 from trajectories.views import JOB_ROLES
 
@@ -31,6 +32,7 @@ from .results import (
 from .services import MAX_ATTEMPTS, MAX_STEPS, do_import_suite, do_start_run, suite_named
 from .views import MATRIX_RUNS, RUNS_SHOWN
 
+SUITE_EXPORT = "export a suite (it carries the gold answers' digests)"
 RUNS = OpenApiParameter(
     "runs", int, many=True, description="Run ids, repeated: ?runs=3&runs=5 (in that order)."
 )
@@ -127,14 +129,16 @@ class SuiteSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-def run_detail(run: Run) -> dict[str, Any]:
+def run_detail(run: Run, user) -> dict[str, Any]:
+    """A run as ``user`` sees it: in a project that hides its gold, its instances name no gold
+    digest unless the user may see the gold (a digest of a short answer is undone by trying)."""
     rows = episode_rows([run])[run.pk]
     return {
         **summarize(run, rows),
         "job": run.job_id,
         "max_steps": run.max_steps,
         "options": run.options,
-        "instances": run.instances,
+        "instances": instances_data(run.instances, can_see_gold(user, run.project)),
         "devices": run.devices,
         "episodes": rows,
     }
@@ -172,7 +176,7 @@ class ProjectRunListView(WaypointAPIView):
             max_steps=data.get("max_steps"),
             devices=data.get("devices"),
         )
-        return Response(run_detail(run), status=status.HTTP_202_ACCEPTED)
+        return Response(run_detail(run, request.user), status=status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(tags=["agents"])
@@ -183,7 +187,7 @@ class RunDetailView(WaypointAPIView):
         responses={200: RunDetailSerializer, **_errors(401, 404)},
     )
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(run_detail(access_run(request.user, run_id)))
+        return Response(run_detail(access_run(request.user, run_id), request.user))
 
 
 @extend_schema(tags=["agents"])
@@ -251,9 +255,12 @@ class ProjectSuiteListView(WaypointAPIView):
 @extend_schema(tags=["agents"])
 class SuiteExportView(WaypointAPIView):
     @extend_schema(
-        summary="A suite's document, to import elsewhere and run the same benchmark",
+        summary="A suite's document, to import elsewhere and run the same benchmark (in a "
+        "project that hides its gold: its admins only)",
         operation_id="projects_suites_export",
-        responses={200: OpenApiTypes.OBJECT, **_errors(401, 404)},
+        responses={200: OpenApiTypes.OBJECT, **_errors(401, 403, 404)},
     )
     def get(self, request: Request, project_id: int, name: str, version: str) -> Response:
-        return Response(access_suite(request.user, project_id, name, version).document)
+        suite = access_suite(request.user, project_id, name, version)
+        check_can_see_gold(request.user, suite.project, SUITE_EXPORT)
+        return Response(suite.document)

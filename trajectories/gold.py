@@ -86,6 +86,16 @@ def variables_data(items: Any, visible: bool) -> Any:
     ]
 
 
+def instances_data(instances: Any, visible: bool) -> Any:
+    """A run's or suite's task instances without the digests of their gold answers."""
+    if visible or not isinstance(instances, list):
+        return instances
+    return [
+        {k: v for k, v in item.items() if k != "gold_sha256"} if isinstance(item, dict) else item
+        for item in instances
+    ]
+
+
 def metadata_data(metadata: Any, visible: bool) -> Any:
     """A trajectory's metadata without gold answers or variables, at its top level and in
     ``virtual_device`` (the seed and apps stay: they reproduce the environment, not its gold)."""

@@ -24,6 +24,7 @@ import adbutils
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from trajectories import events
 from trajectories.blobs import put_blobs, read_blob
@@ -896,6 +897,7 @@ def _int_or_none(value: Any) -> int | None:
 # ---------------------------------------------------------------------------------- tasks
 
 VIRTUAL_TASK_PREFIX = "virtual:"
+VIRTUAL_TASK_SALT = "waypoint.virtual-task-uid"
 
 
 def _declared(conn: Connected, what: str) -> list[dict[str, Any]]:
@@ -928,9 +930,11 @@ def virtual_task_named(project: Project, conn: Connected, task_id: str) -> Task:
 
 
 def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
-    """A task of the virtual device at its current seed: the uid ends in a hash of the gold
-    answer, which the seed decides, so each seed's version of a task is a task of its own."""
-    gold_hash = hashlib.sha256(item["gold"].encode()).hexdigest()[:8]
+    """A task of the virtual device at its current seed: the uid ends in a digest of the gold
+    answer, which the seed decides, so each seed's version of a task is a task of its own. The
+    digest is keyed by the server's secret (Django's ``salted_hmac``): every member sees a uid,
+    and a plain hash of a four-digit code is undone by trying the 10,000 codes."""
+    gold_hash = salted_hmac(VIRTUAL_TASK_SALT, item["gold"]).hexdigest()[:8]
     return TaskRecord(
         uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{gold_hash}",
         goal=item["instruction"],
