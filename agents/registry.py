@@ -2,6 +2,9 @@
 page name them.
 
 - ``solver``: the template's scripted solver (``agents.solvers``);
+- ``window[,k=K]`` and ``window+memory[,k=K]``: the benchmark's controls, the solver seeing only
+  its last K observations (``WAYPOINT_MEMORY_WINDOW``), without and with its memory field
+  (``agents.window_agent``);
 - ``random[,seed=N]``: the random agent (the floor);
 - ``replay[,run=N]``: each instance's recording played back: the newest successful trajectory of
   the project recorded at that template and seed (``run=N``: run N's episode of it);
@@ -32,17 +35,22 @@ from trajectories.validation import InvalidData
 from . import chat
 from .base import Agent
 from .endpoints import resolve_endpoint
+from .memory_need import window
 from .models import Episode
 from .random_agent import RandomAgent
 from .replay import ReplayAgent, recorded_steps
 from .solvers import SOLVERS, solver_for
+from .window_agent import WindowAgent
 
-KINDS = ("openai", "replay", "random", "solver")
+KINDS = ("openai", "replay", "random", "solver", "window", "window+memory")
+WINDOWED = ("window", "window+memory")  # the solver under a window of K observations
 OPTIONS: dict[str, tuple[str, ...]] = {
     "openai": ("endpoint", "model", "graph", "appgraph", "xml", "k"),
     "replay": ("run",),
     "random": ("seed",),
     "solver": (),
+    "window": ("k",),
+    "window+memory": ("k",),
 }
 INT_OPTIONS = ("graph", "appgraph", "k", "run", "seed")
 
@@ -165,7 +173,9 @@ def wants_app_graphs(spec: AgentSpec) -> bool:
 
 def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any]]) -> None:
     """What the agent needs for these instances is there, before any episode runs."""
-    if spec.kind == "solver":
+    if spec.kind == "solver" or spec.kind in WINDOWED:
+        if spec.options.get("k") == 0:
+            raise InvalidData("agent: k must be 1 or more (the observations the window holds)")
         missing = sorted({i["template"] for i in instances} - set(SOLVERS))
         if missing:
             raise InvalidData(f"agent: no scripted solver for {', '.join(missing)}")
@@ -200,6 +210,9 @@ def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> 
     """A fresh agent for one episode."""
     if spec.kind == "solver":
         return solver_for(template)
+    if spec.kind in WINDOWED:
+        k = spec.options.get("k") or window()
+        return WindowAgent(solver_for(template), k, memory=spec.kind == "window+memory")
     if spec.kind == "random":
         return RandomAgent(spec.options.get("seed", 0))
     if spec.kind == "replay":

@@ -150,6 +150,7 @@ class Session:
         self.goal = goal
         self.view: View | None = None
         self._memory: list[str] = []
+        self.remembered: list[str] = []  # every value read with remember(), in order
 
     # --- the goal ---------------------------------------------------------------------------
 
@@ -164,6 +165,7 @@ class Session:
 
     def remember(self, what: str, value: str) -> str:
         self._memory.append(f"{what}: {value}")
+        self.remembered.append(value)
         return value
 
     def step(self, action: dict, why: str) -> AgentStep:
@@ -289,6 +291,11 @@ class ScriptedSolver:
         self._session: Session | None = None
         self._steps: Script | None = None
         self._done = False
+
+    @property
+    def remembered(self) -> list[str]:
+        """The values the script has read with ``remember`` so far in this episode."""
+        return list(self._session.remembered) if self._session else []
 
     def start(self, goal: str) -> None:
         self._session = Session(goal)
