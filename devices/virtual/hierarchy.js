@@ -44,9 +44,14 @@
     let text = "";
     for (const child of el.childNodes) {
       if (child.nodeType === 3) text += child.textContent;
-      else if (absorbed(child)) text += child.textContent;
+      else if (absorbed(child)) text += shownInline(child) ? child.textContent : ` ${child.textContent} `;
     }
     return text.replace(/\s+/g, " ").trim();
+  }
+
+  // An inline tag styled as a block (a message's time under its text) is a line of its own.
+  function shownInline(el) {
+    return getComputedStyle(el).display.startsWith("inline");
   }
 
   // Plain inline markup (a <b> inside a sentence) is part of its parent's text, not a node;
@@ -92,7 +97,8 @@
         const r = child.getBoundingClientRect();
         if (style.display === "none" || style.visibility === "hidden" || parseFloat(style.opacity) === 0) continue;
         if (!intersect([r.left, r.top, r.right, r.bottom], within)) continue;
-        text += (INLINE.has(child.tagName) ? "" : " ") + deepText(child, within) + (INLINE.has(child.tagName) ? "" : " ");
+        const inline = INLINE.has(child.tagName) && shownInline(child);
+        text += (inline ? "" : " ") + deepText(child, within) + (inline ? "" : " ");
       }
     }
     return text.replace(/\s+/g, " ").trim();

@@ -214,6 +214,16 @@ def test_text_views_hold_their_text_and_never_other_text_views(device, virtual_d
     assert message.get("text").startswith("Let's meet") and len(message) == 0
 
 
+def test_a_span_shown_as_a_block_is_a_line_of_its_own_in_its_view_s_text(device):
+    """A message's time sits under its text (a span styled as a block): the view's text keeps
+    them apart, as a phone's text view holds its lines, instead of running them together."""
+    device.app_start("com.waypoint.chatter")
+    tap_node(device, resource_id="com.waypoint.chatter:id/chat_ava")
+    texts = [n.get("text") for n in nodes(device.dump_hierarchy())]
+    assert "Bins go out on Tuesday evening 12 Mar" in texts, texts
+    assert "You're the best. Keys are under the blue pot Yesterday" in texts, texts
+
+
 def test_a_transparent_view_is_not_visible_and_not_dumped(device, virtual_device):
     device.app_start("com.waypoint.freshcart")
     assert 'resource-id="com.waypoint.freshcart:id/cart_count"' in device.dump_hierarchy()
