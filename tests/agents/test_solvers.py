@@ -17,7 +17,8 @@ from tests.agents.episodes import play, replay_of
 from tests.devices.test_virtual_dump import check_like_a_phone
 
 TEMPLATES = [t.id for t in all_templates()]
-SEEDS = (1, 2, 3)
+# One seed here; bench/bench_environment.py plays every template at every seed (issue 35).
+SEEDS = (1,)
 
 
 def test_every_template_has_a_solver():

@@ -1,11 +1,15 @@
-"""Does the benchmark need memory? Every template's scripted solver, played on a virtual device,
-measured by the memory check (agents/memory_need.py, issue 35).
+"""The environment's benchmark, measured: every template's scripted solver played on a virtual
+device (solved? replayed?), the memory check on its path (agents/memory_need.py, issue 35), the
+episodes per hour, and with ``--controls`` the calibration agents.
 
-    .venv/bin/python bench/bench_memory_need.py [--seeds 1..N] [--k 5] [--templates ID,ID]
+    .venv/bin/python bench/bench_environment.py [--seeds 1..N] [--k 5] [--templates ID,ID]
+                                                [--replay] [--controls]
 
-The solver episodes are played in this process by the runner's own code (``do_start_run`` with
-Celery eager, as bench_agents.py plays them: a temporary SQLite database, a private adb server,
-one virtual device). Each episode's stored steps (the screen before each action, its UI XML,
+The tests play every template's solver (and its replay) at seed 1 only; this is the loop over
+every template at every seed. The episodes are played in this process by the runner's own code
+(``do_start_run`` with Celery eager, as bench_agents.py plays them: a temporary SQLite database,
+a private adb server, one virtual device; bench_agents.py measures episodes per hour on 2 and
+4 devices with workers). Each episode's stored steps (the screen before each action, its UI XML,
 and the action) go to ``measure`` with the instance's memory values (``load_apps(seed)``).
 
 Printed per instance: the steps on the solver's path (its actions up to the answer, the
@@ -13,7 +17,10 @@ recorder's closing ``terminate`` left out), each value's memory distance at its 
 (``-`` when no screen before the use shows it; ``*`` beyond the window), whether the instance
 needs memory by the XML, and the same by the variables the device declared visible on each
 screen (``Screen.visible_memory``, which tells a value from an equal text elsewhere). In total:
-how many instances need memory at K, the distribution of path lengths, and the wall time.
+how many instances need memory at K, the distribution of path lengths, solver episodes per hour,
+and the wall time. ``--replay`` plays each solver episode back at its seed (``replay,run=N``);
+``--controls`` plays ``window``, ``window+memory`` and ``random`` on the same instances and
+prints how many each solves, of all and of those that need memory.
 """
 
 from __future__ import annotations
@@ -77,6 +84,15 @@ def main() -> None:
     parser.add_argument("--seeds", default="1", help="1, 1..5 or 1,4,9")
     parser.add_argument("--k", type=int, default=None, help="the window (WAYPOINT_MEMORY_WINDOW)")
     parser.add_argument("--templates", default="", help="ids, comma-separated (default: all)")
+    parser.add_argument(
+        "--replay", action="store_true", help="also play each solver episode back at its seed"
+    )
+    parser.add_argument(
+        "--controls",
+        action="store_true",
+        help="also play the controls (window, window+memory, random) on the same instances: "
+        "the benchmark's calibration",
+    )
     args = parser.parse_args()
     k = args.k or window()
     seeds = sorted(parse_seeds(args.seeds))
@@ -92,20 +108,36 @@ def main() -> None:
     try:
         [serial] = devices.up_to(1)
         ready = time.monotonic()
-        settings.CELERY_TASK_ALWAYS_EAGER = True
-        try:
-            run = do_start_run(
-                project,
-                user,
-                agent="solver",
-                tasks=templates,
-                seeds=",".join(str(s) for s in seeds),
-                max_steps=200,
-                devices=[serial],
-            )
-        finally:
-            settings.CELERY_TASK_ALWAYS_EAGER = False
+
+        def play(agent: str, max_steps: int = 200):
+            settings.CELERY_TASK_ALWAYS_EAGER = True
+            try:
+                return do_start_run(
+                    project,
+                    user,
+                    agent=agent,
+                    tasks=templates,
+                    seeds=",".join(str(s) for s in seeds),
+                    max_steps=max_steps,
+                    devices=[serial],
+                )
+            finally:
+                settings.CELERY_TASK_ALWAYS_EAGER = False
+
+        run = play("solver")
         played_s = time.monotonic() - ready
+        controls = {}
+        if args.replay:
+            started = time.monotonic()
+            controls[f"replay,run={run.pk}"] = (
+                play(f"replay,run={run.pk}"),
+                time.monotonic() - started,
+            )
+        if args.controls:
+            for agent in (f"window,k={k}", f"window+memory,k={k}", "random,seed=1"):
+                started = time.monotonic()
+                steps = 30 if agent.startswith("random") else 200
+                controls[agent] = (play(agent, steps), time.monotonic() - started)
     finally:
         devices.stop()
 
@@ -115,6 +147,7 @@ def main() -> None:
     episodes = sorted(episodes, key=lambda e: (e.seed, order.get(e.template, 0)))
     lengths, by_xml_count, declared_count, solved, unseen = [], 0, 0, 0, 0
     disagree, uses = [], Counter()
+    needing: set[tuple[str, int]] = set()
     print(f"Memory need on the solver's path, K = {k} ({load()})")
     print(f"  {'template':<32} seed steps  xml  dev  value=distance (* beyond K, - never shown)")
     for episode in episodes:
@@ -130,6 +163,8 @@ def main() -> None:
         solved += bool(episode.success)
         lengths.append(need.steps)
         by_xml_count += need.needs_memory
+        if need.needs_memory:
+            needing.add((episode.template, episode.seed))
         declared_count += told.needs_memory
         unseen += any(v.never_shown for v in need.values)
         uses.update(u.by for v in need.values for u in v.uses)
@@ -158,6 +193,21 @@ def main() -> None:
             f"max {max(lengths)}; under 10 steps: {short} of {n}; "
             f"most common: {Counter(lengths).most_common(3)}"
         )
+    if lengths:
+        print(f"solver episodes per hour on one device: {3600 * n / played_s:.0f}")
+    if controls:
+        print()
+        print(f"solved (K = {k}): of all {n} / of the {len(needing)} needing memory")
+        rows = [("solver", run, played_s)] + [(a, r, t) for a, (r, t) in controls.items()]
+        for agent, played, seconds in rows:
+            done = {
+                (e.template, e.seed): bool(e.success) for e in Episode.objects.filter(run=played)
+            }
+            print(
+                f"  {agent:<20} {sum(done.values()):>3} of {len(done)}"
+                f"  /  {sum(done.get(i, False) for i in needing):>3} of {len(needing)}"
+                f"  ({seconds:.0f} s)"
+            )
     total = time.monotonic() - began
     print(f"wall time: {total:.1f} s (episodes {played_s:.1f} s) ({load()})")
 
