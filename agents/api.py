@@ -40,7 +40,8 @@ RUNS = OpenApiParameter(
 
 class RunRequestSerializer(serializers.Serializer):
     agent = serializers.CharField(
-        help_text="solver, random[,seed=N], replay[,run=N], or openai:REGIME[,endpoint=NAME]"
+        help_text="solver, window[,k=K], window+memory[,k=K], random[,seed=N], replay[,run=N], "
+        "or openai:REGIME[,endpoint=NAME]"
         "[,model=..][,graph=V][,xml=1][,k=K] with REGIME mobile_use, androtmem-v1, -v2 or -v3 "
         "(NAME: a registered model endpoint, /api/v1/projects/<id>/endpoints/)."
     )

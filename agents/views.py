@@ -41,7 +41,9 @@ MATRIX_RUNS = 8
 class StartRunForm(forms.Form):
     agent = forms.CharField(
         initial="solver",
-        help_text="solver, random, replay, or openai:mobile_use (androtmem-v1, -v2, -v3), "
+        help_text="solver, random, replay, the controls window and window+memory (the solver "
+        "seeing only its last K screens, without and with its memory field: what a memory "
+        "benchmark's scores are read against), or openai:mobile_use (androtmem-v1, -v2, -v3), "
         "with options such as ,endpoint=NAME ,model=NAME ,graph=V ,xml=1",
     )
     suite = forms.ChoiceField(required=False)
