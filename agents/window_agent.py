@@ -9,8 +9,13 @@
   wrote, as STAMP's two-tier history keeps it. It must solve every instance the solver solves.
 
 A value is used as :mod:`agents.memory_need` reads a path: at a ``type`` or ``answer`` whose text
-carries it, and (a value compared, counted or used to find something) at the final answer.
-Neither agent sees anything a phone agent does not: the goal and the screens' XML.
+carries it, and (a value compared, counted or used to find something) at the final answer. The
+values checked are those the solver read with ``remember`` that a screen of the episode showed;
+what it worked out on the spot (a count, a sum, a list it joined) no screen showed, and, as the
+memory check reports such a value as never shown rather than as remembered, it is not checked.
+What ``window+memory`` writes at a step is written before it acts (STAMP's Memory field comes
+with the action). Neither agent sees anything a phone agent does not: the goal and the screens'
+XML.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ class WindowAgent:
         self.memory = memory
         self.name = f"{'window+memory' if memory else 'window'}:{solver.template_id}"
         self.window: deque[list[str]] = deque(maxlen=k)
+        self.seen: list[list[str]] = []  # every screen of the episode, to tell a value read
         self.written: list[str] = []  # the memory it wrote, step by step
 
     def start(self, goal: str) -> None:
         self.solver.start(goal)
         self.window.clear()
+        self.seen = []
         self.written = []
 
     def in_window(self, value: str) -> bool:
@@ -47,13 +54,20 @@ class WindowAgent:
     def in_memory(self, value: str) -> bool:
         return self.memory and any(shows([line], value) for line in self.written)
 
+    def was_read(self, value: str) -> bool:
+        return any(shows(texts, value) for texts in self.seen)
+
     def act(self, observation: Observation) -> AgentStep:
-        self.window.append(screen_texts(observation.xml))
+        texts = screen_texts(observation.xml)
+        self.window.append(texts)
+        self.seen.append(texts)
         step = self.solver.act(observation)
+        if self.memory and step.memory:
+            self.written.append(step.memory)
         kind = step.action.get("type")
         if kind in TEXT_ACTIONS:
             text = str(step.action.get("text") or "")
-            read = self.solver.remembered
+            read = [v for v in self.solver.remembered if self.was_read(v)]
             used = read if kind == "answer" else [v for v in read if carries(text, v)]
             lost = [v for v in used if not self.in_window(v) and not self.in_memory(v)]
             if lost:
@@ -64,6 +78,4 @@ class WindowAgent:
                 )
         if not self.memory:
             step.memory = ""
-        elif step.memory:
-            self.written.append(step.memory)
         return step
