@@ -87,6 +87,17 @@ def build(content: Content, world: World) -> None:
             zip(companies, refs, invoice_amounts, due_days, confirmations, strict=True)
         )
     ]  # fmt: skip
+    # Each invoice email also recalls the company's previous invoice, paid (its reference and
+    # amount: distractors of the same kind next to the ones to pay), above or below them. A
+    # generator of its own, so that the values drawn above stay those of every seed before.
+    history = content.rng("previous_invoices")
+    previous_refs = [r for r in distinct_codes(history, 6, 5, prefix="INV-") if r not in refs][:3]
+    previous_amounts = [
+        a for a in distinct_prices(history, 6, 25, 260, endings=(10, 35, 60, 80))
+        if a not in invoice_amounts
+    ][:3]  # fmt: skip
+    for invoice, ref, amount in zip(invoices, previous_refs, previous_amounts, strict=True):
+        invoice["previous"] = {"ref": ref, "amount": amount, "first": history.random() < 0.5}
     card = {
         "number": f"•••• {code(rng, 4)}",
         "expiry": content.var("card_expiry", "code",

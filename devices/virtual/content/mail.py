@@ -86,12 +86,17 @@ def build(content: Content, world: World) -> None:
           )  # fmt: skip
     for i, invoice in enumerate(world.data("bank")["invoices"]):
         company, where = invoice["company"], f"{invoice['company']}'s invoice email"
-        email(company, f"{company}: your invoice is ready",
-              [["Dear customer,"],
-               ["Amount due: ", var(f"invoice{i}_amount", "price", invoice["amount"], where,
+        due = [["Amount due: ", var(f"invoice{i}_amount", "price", invoice["amount"], where,
                                     f"the amount due to {company}")],
                ["Reference: ", var(f"invoice{i}_ref", "code", invoice["ref"], where,
-                                   f"the reference of {company}'s invoice")],
+                                   f"the reference of {company}'s invoice")]]  # fmt: skip
+        previous = invoice.get("previous")
+        if previous:  # the last invoice, paid: another reference and amount, above or below
+            paid = [f"Your previous invoice {previous['ref']} of {previous['amount']} has been "
+                    "paid. Thank you."]  # fmt: skip
+            due = [paid, *due] if previous["first"] else [*due, paid]
+        email(company, f"{company}: your invoice is ready",
+              [["Dear customer,"], *due,
                ["Please pay by ", var(f"invoice{i}_due", "date", invoice["due"], where,
                                       f"when {company}'s invoice is due"),
                 ", in your banking app with the reference above."]])  # fmt: skip
