@@ -732,6 +732,11 @@ class Invoice:
 def invoice_of(s: Session, company: str) -> Moves[Invoice]:
     """Read the invoice ``company`` emailed."""
     email = yield from read_email(s, f"{company}: your invoice is ready")
+    return invoice_in(s, company, email)
+
+
+def invoice_in(s: Session, company: str, email: str) -> Invoice:
+    """The invoice an email's text says (its amount and reference remembered)."""
     return Invoice(
         s.remember(f"amount due to {company}", says(email, r"Amount due: (\$[0-9,.]+)")),
         s.remember(f"reference of {company}'s invoice", says(email, r"Reference: (INV-[0-9]+)")),
@@ -1120,3 +1125,98 @@ def solve_agenda_attendee_phone(s: Session) -> Script:
     name = s.remember(f"with at '{asked['event']}'", s.view.text(id="attendee"))
     yield from contact_page(s, name)
     yield s.answer(s.remember(f"{name}'s phone", s.view.text(id="phone")))
+
+
+# ============================================================================================
+# Long-horizon chains (issue 35): values read early are typed or answered after other work.
+
+
+def open_email(s: Session, subject: str) -> Moves[str]:
+    """Open Mailbox (back to the inbox from the email it was left on, if any), then the email
+    with this subject, and read its text."""
+    if s.view.package != MAILBOX:
+        yield s.open_app(MAILBOX, "Mailbox")
+    if s.view.find(id="mail_subject") is not None:
+        yield s.tap(id="nav_back")
+    yield from s.scroll_to(id="subject", text=subject)
+    yield s.tap(id="subject", text=subject)
+    return "\n".join(el.text for el in s.view.all(id="mail_body"))
+
+
+def pay_in_ledger(s: Session, invoice: Invoice) -> Moves[str]:
+    """Fill Ledger's Pay form with the invoice's reference and amount, pay, and read the
+    confirmation."""
+    yield from ledger_tab(s, "pay")
+    yield s.tap(id="pay_reference")
+    yield s.type(invoice.reference)
+    yield s.tap(id="pay_amount")
+    yield s.type(invoice.amount)
+    yield s.tap(id="pay")
+    if s.view.find(id="confirmation") is None:
+        raise SolverStuck(f"Ledger did not take the payment of {invoice.reference}")
+    return s.view.text(id="confirmation")
+
+
+@solver("bank-pay-two-invoices")
+def solve_bank_pay_two_invoices(s: Session) -> Script:
+    asked = s.goal_says(r"first the one from (?P<first>.+?), then the one from (?P<second>.+?)\.")
+    confirmations = {}
+    for company in (asked["first"], asked["second"]):
+        email = yield from open_email(s, f"{company}: your invoice is ready")
+        invoice = invoice_in(s, company, email)
+        confirmation = yield from pay_in_ledger(s, invoice)
+        confirmations[company] = s.remember(f"confirmation of the payment to {company}",
+                                            confirmation)  # fmt: skip
+    yield s.answer(confirmations[asked["first"]])
+
+
+@solver("agenda-attendees-to-mia")
+def solve_agenda_attendees_to_mia(s: Session) -> Script:
+    events = re.findall(r"at '(.+?)' on (\w+)", s.goal.split(". Send Mia")[0])
+    yield s.open_app(AGENDA, "Agenda")
+    names = []
+    for title, day in events:
+        if s.view.find(id="nav_back") is not None:  # on the last event's page
+            yield s.tap(id="nav_back")
+        yield s.tap(desc=day)
+        yield from s.scroll_to(id="event_title", text=title)
+        yield s.tap(id="event_title", text=title)
+        names.append(s.remember(f"with at '{title}' on {day}", s.view.text(id="attendee")))
+    yield s.open_app(CONTACTS, "Contacts")
+    phones = []
+    for name in names:
+        if s.view.find(id="nav_back") is not None:  # on the last person's page
+            yield s.tap(id="nav_back")
+        yield from s.scroll_to(id="contact_name", text=name)
+        yield s.tap(id="contact_name", text=name)
+        phones.append(s.remember(f"{name}'s phone", s.view.text(id="phone")))
+    message = ", ".join(f"{name}: {phone}" for name, phone in zip(names, phones, strict=True))
+    yield from chatter_send(s, "chat_mia", message)
+    yield s.answer(phones[0])
+
+
+@solver("parcels-pickups-note")
+def solve_parcels_pickups_note(s: Session) -> Script:
+    asked = s.goal_says(r"^Your (?P<first>.+?) and (?P<second>.+?) orders have shipped")
+    shops = (asked["first"], asked["second"])
+    numbers = []
+    for shop in shops:
+        email = yield from open_email(s, f"Your {shop} order has shipped")
+        number = says(email, r"Tracking number: (PT[0-9]+)")
+        numbers.append(s.remember(f"{shop} tracking number", number))
+    yield s.open_app(PARCELTRACK, "ParcelTrack")
+    lines = []
+    for shop, number in zip(shops, numbers, strict=True):
+        if s.view.find(id="parcel_number") is not None:  # the last parcel's result
+            yield s.back()
+        yield s.tap(id="tracking_input")
+        yield s.type(number)
+        yield s.enter()
+        if s.view.text(id="parcel_number") != number:
+            raise SolverStuck(f"ParcelTrack found no parcel {number}")
+        locker = s.remember(f"{shop} parcel's locker", s.view.text(id="locker"))
+        pickup = s.remember(f"{shop} parcel's pickup code", s.view.text(id="pickup_code"))
+        lines.append((shop, locker, pickup))
+    yield from new_note(s, "Pickups", "; ".join(f"{shop}: {locker}, code {pickup}"
+                                                 for shop, locker, pickup in lines))  # fmt: skip
+    yield s.answer(lines[0][2])

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..templates import Template
 from ..world import Content, World
-from . import agenda, bank, contacts, cross, flights, mail, parcels, weather
+from . import agenda, bank, chains, contacts, cross, flights, mail, parcels, weather
 
 BUILDERS: dict[str, Callable[[Content, World], None]] = {
     "weather": weather.build,
@@ -31,4 +31,5 @@ TEMPLATES: list[Template] = [
     *agenda.TEMPLATES,
     *mail.TEMPLATES,
     *cross.TEMPLATES,
+    *chains.TEMPLATES,  # the long-horizon ones (issue 35)
 ]
