@@ -1220,3 +1220,31 @@ def solve_parcels_pickups_note(s: Session) -> Script:
     yield from new_note(s, "Pickups", "; ".join(f"{shop}: {locker}, code {pickup}"
                                                  for shop, locker, pickup in lines))  # fmt: skip
     yield s.answer(lines[0][2])
+
+
+@solver("flights-direct-fares-note")
+def solve_flights_direct_fares_note(s: Session) -> Script:
+    cities = s.goal_says(r"to (?P<a>.+?), (?P<b>.+?) or (?P<c>.+?)\. In SkyBook").values()
+    yield s.open_app(SKYBOOK, "SkyBook")
+    found = []
+    for city in cities:
+        while s.view.find(id="nav_back") is not None:  # back to the destinations
+            yield s.tap(id="nav_back")
+        yield s.tap(text=city)
+        flights = yield from s.collect("result_")
+        direct = [row for row in flights if row["stops"] == "Direct"]
+        if not direct:
+            raise SolverStuck(f"no direct flight to {city}")
+        best = min(direct, key=lambda row: price_value(row["price"]))
+        code = s.remember(f"cheapest direct flight to {city}", best["code"])
+        fare = s.remember(f"fare of {code} to {city}", best["price"])
+        yield from s.scroll_to(id="code", text=code)
+        yield s.tap(id="code", text=code)
+        seats = s.remember(f"seats left on {code}", s.view.text(id="seats_left"))
+        found.append((city, code, fare, seats))
+    note = "; ".join(f"{city}: {code} {fare}, {seats} seats left"
+                     for city, code, fare, seats in found)  # fmt: skip
+    yield from new_note(s, "Fares", note)
+    city, _, fare, _ = min(found, key=lambda item: price_value(item[2]))
+    yield from chatter_send(s, "chat_mia", f"{city} has the lowest fare: {fare}")
+    yield s.answer(fare)

@@ -7,7 +7,7 @@ invoices' references and amounts, other people's phones), chosen and ordered by 
 from __future__ import annotations
 
 from ..templates import Resolved, Template
-from ..world import AmbiguousInstance, World
+from ..world import AmbiguousInstance, World, cents_of
 from . import contacts, mail
 
 
@@ -69,6 +69,26 @@ def parcel_pickups_note(world: World, rng) -> Resolved:
     )
 
 
+def direct_fares_note(world: World, rng) -> Resolved:
+    """Three destinations with a direct flight, in an order of the seed; in each one's list
+    the other fares (cheaper ones with a stop among them) are distractors. The gold is the
+    lowest of the three cheapest direct fares."""
+    results = world.data("flights")["results"]
+    cities = [c for c in world.data("flights")["destinations"]
+              if any(f["stops"] == "Direct" for f in results[c])]  # fmt: skip
+    if len(cities) < 3:
+        raise AmbiguousInstance(f"{len(cities)} destinations have a direct flight, not 3")
+    chosen = rng.sample(cities, 3)
+    cheapest = [
+        min((f for f in results[c] if f["stops"] == "Direct"), key=lambda f: cents_of(f["price"]))
+        for c in chosen
+    ]
+    refs = [f"flights.{what}_{f['code'].lower()}" for f in cheapest for what in ("price", "seats")]
+    lowest = min(cheapest, key=lambda f: cents_of(f["price"]))
+    fares = [f["price"] for c in chosen for f in results[c]]
+    return Resolved(lowest["price"], refs, dict(zip("abc", chosen, strict=True)), fares)
+
+
 TEMPLATES = [
     Template(
         "bank-pay-two-invoices", ("mail", "bank"),
@@ -95,5 +115,13 @@ TEMPLATES = [
         "with the pickup code of the {first} parcel.",
         "exact", parcel_pickups_note, "code", "cross_app", "type", "Content Creation",
         "the pickup code only (e.g. 123456)",
+    ),
+    Template(
+        "flights-direct-fares-note", ("flights", "notes", "chatter"),
+        "You may fly from Lisbon to {a}, {b} or {c}. In SkyBook, find the cheapest direct "
+        "flight to each of them and, on its page, how many seats are left. Write a note titled "
+        "'Fares' in Notes with each city's flight, fare and seats left, then tell Mia in "
+        "Chatter which of the three cities has the lowest fare, and that fare. Answer with it.",
+        "number", direct_fares_note, "price", "cross_app", "compare", "Compare & Decide",
     ),
 ]  # fmt: skip
