@@ -1048,13 +1048,8 @@ def solve_flights_agency_seat(s: Session) -> Script:
 def solve_bank_pay_invoice(s: Session) -> Script:
     company = s.goal_says(r"Pay the invoice (?P<company>.+?) emailed you")["company"]
     invoice = yield from invoice_of(s, company)
-    yield from ledger_tab(s, "pay")
-    yield s.tap(id="pay_reference")
-    yield s.type(invoice.reference)
-    yield s.tap(id="pay_amount")
-    yield s.type(invoice.amount)
-    yield s.tap(id="pay")
-    yield s.answer(s.remember("confirmation", s.view.text(id="confirmation")))
+    confirmation = yield from pay_in_ledger(s, invoice)
+    yield s.answer(s.remember("confirmation", confirmation))
 
 
 @solver("bank-card-expiry")
