@@ -166,7 +166,11 @@ def test_any_regime_puts_the_memory_graphs_block_before_the_screenshot(
     "spec, message",
     [
         ("", "agent: give an agent, e.g. solver, random, replay or openai:mobile_use"),
-        ("human", "agent: unknown agent 'human' (known: openai, replay, random, solver)"),
+        (
+            "human",
+            "agent: unknown agent 'human' (known: openai, replay, random, solver, window, "
+            "window+memory)",
+        ),
         (
             "openai",
             "agent: openai needs a regime, one of mobile_use, androtmem-v1, androtmem-v2, "

@@ -152,7 +152,10 @@ def test_starting_a_run_through_the_api_says_what_is_wrong(project, alice):
     answer = api.post(url, {"agent": "robot", "tasks": [A]}, format="json")
     assert (answer.status_code, answer.json()) == (
         422,
-        {"detail": "agent: unknown agent 'robot' (known: openai, replay, random, solver)"},
+        {
+            "detail": "agent: unknown agent 'robot' (known: openai, replay, random, solver, "
+            "window, window+memory)"
+        },
     )
     answer = api.post(url, {"agent": "solver", "attempts": 0}, format="json")
     assert answer.status_code == 400
