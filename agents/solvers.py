@@ -1219,7 +1219,8 @@ def solve_parcels_pickups_note(s: Session) -> Script:
 
 @solver("flights-direct-fares-note")
 def solve_flights_direct_fares_note(s: Session) -> Script:
-    cities = s.goal_says(r"to (?P<a>.+?), (?P<b>.+?) or (?P<c>.+?)\. In SkyBook").values()
+    pattern = r"to (?P<first>.+?), (?P<second>.+?) or (?P<third>.+?)\. In SkyBook"
+    cities = s.goal_says(pattern).values()
     yield s.open_app(SKYBOOK, "SkyBook")
     found = []
     for city in cities:
