@@ -19,11 +19,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
 from core.llm import LLMError, check_url
+from devices.access import is_site_admin
 from trajectories import events
 from trajectories.access import AccessDenied, role_in
 from trajectories.models import Project, Role
 from trajectories.services import record_event
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, check_length, check_no_nul
 
 from .models import ModelEndpoint
 
@@ -44,10 +45,6 @@ class Endpoint:
 
 def default_endpoint() -> Endpoint:
     return Endpoint("", settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY)
-
-
-def is_site_admin(user) -> bool:
-    return bool(user.is_authenticated and (user.is_staff or user.is_superuser))
 
 
 def check_may_register(user, project: Project | None) -> None:
@@ -85,9 +82,8 @@ def _text(value: Any, name: str, longest: int, *, required: bool = True) -> str:
     value = value.strip()
     if required and not value:
         raise InvalidData(f"{name}: must not be empty")
-    if len(value) > longest or "\0" in value:
-        raise InvalidData(f"{name}: at most {longest} characters of text")
-    return value
+    check_no_nul(value, name)
+    return check_length(value, longest, name)
 
 
 def do_register_endpoint(

@@ -153,7 +153,8 @@ def check_url(url: str, *, registered: bool = False) -> None:
     if not registered or settings.WAYPOINT_ENDPOINT_ALLOWED_HOSTS:
         raise LLMError(f"refused {url}: {host} is not in WAYPOINT_ENDPOINT_ALLOWED_HOSTS")
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, origin(url).split(":")[-1])}
+        port = parts.port or SCHEMES[scheme]
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, port)}
     except (OSError, UnicodeError):
         raise LLMError(f"refused {url}: {host} does not resolve") from None
     for address in sorted(addresses):
