@@ -20,8 +20,6 @@ XML.
 
 from __future__ import annotations
 
-from collections import deque
-
 from .base import AgentStep, Observation
 from .memory_need import TEXT_ACTIONS, carries, screen_texts, shows
 from .solvers import ScriptedSolver
@@ -38,18 +36,16 @@ class WindowAgent:
         self.k = k
         self.memory = memory
         self.name = f"{'window+memory' if memory else 'window'}:{solver.template_id}"
-        self.window: deque[list[str]] = deque(maxlen=k)
-        self.seen: list[list[str]] = []  # every screen of the episode, to tell a value read
+        self.seen: list[list[str]] = []  # every screen's texts; the window is the last k
         self.written: list[str] = []  # the memory it wrote, step by step
 
     def start(self, goal: str) -> None:
         self.solver.start(goal)
-        self.window.clear()
         self.seen = []
         self.written = []
 
     def in_window(self, value: str) -> bool:
-        return any(shows(texts, value) for texts in self.window)
+        return any(shows(texts, value) for texts in self.seen[-self.k :])
 
     def in_memory(self, value: str) -> bool:
         return self.memory and any(shows([line], value) for line in self.written)
@@ -58,9 +54,7 @@ class WindowAgent:
         return any(shows(texts, value) for texts in self.seen)
 
     def act(self, observation: Observation) -> AgentStep:
-        texts = screen_texts(observation.xml)
-        self.window.append(texts)
-        self.seen.append(texts)
+        self.seen.append(screen_texts(observation.xml))
         step = self.solver.act(observation)
         if self.memory and step.memory:
             self.written.append(step.memory)
