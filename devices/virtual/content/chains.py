@@ -8,7 +8,26 @@ from __future__ import annotations
 
 from ..templates import Resolved, Template
 from ..world import AmbiguousInstance, World, cents_of
-from . import contacts, mail
+from . import contacts, legs, mail
+from .legs import (
+    account,
+    answer_first,
+    answer_lowest,
+    attendee_phone,
+    code,
+    contact,
+    event,
+    flight,
+    invoice,
+    message,
+    note,
+    pay,
+    payment,
+    room,
+    shipping,
+    track,
+    weather,
+)  # fmt: skip
 
 
 def pay_two_invoices(world: World, rng) -> Resolved:
@@ -38,9 +57,10 @@ def attendees_to_mia(world: World, rng) -> Resolved:
     events = [e for e in world.data("agenda")["events"] if e["attendee"] != "Mia Santos"]
     rng.shuffle(events)
     chosen: list[dict] = []
-    for event in events:
-        if all(event["day"] != c["day"] and event["attendee"] != c["attendee"] for c in chosen):
-            chosen.append(event)
+    for candidate in events:
+        if all(candidate["day"] != c["day"] and candidate["attendee"] != c["attendee"]
+               for c in chosen):  # fmt: skip
+            chosen.append(candidate)
         if len(chosen) == 3:
             break
     else:
@@ -49,8 +69,8 @@ def attendees_to_mia(world: World, rng) -> Resolved:
     refs = [f"agenda.attendee_{e['n']}" for e in chosen]
     refs += [contacts.ref(p, "phone") for p in persons]
     params = {}
-    for i, event in enumerate(chosen, 1):
-        params[f"title{i}"], params[f"day{i}"] = event["title"], event["day"]
+    for i, chosen_event in enumerate(chosen, 1):
+        params[f"title{i}"], params[f"day{i}"] = chosen_event["title"], chosen_event["day"]
     return Resolved(persons[0]["phone"], refs, params, [p["phone"] for p in people.values()])
 
 
@@ -125,3 +145,162 @@ TEMPLATES = [
         "number", direct_fares_note, "price", "cross_app", "compare", "Compare & Decide",
     ),
 ]  # fmt: skip
+
+
+# --- chains of sentences (legs.py): one sub-task per line of the goal -----------------------
+
+
+def chained(
+    id: str, intent: str, what: str, parts: list, answer=answer_first, rule: str = ""
+) -> Template:
+    """A long template whose goal is the sentences of ``parts`` (legs.py), then the answer."""
+    apps = tuple(dict.fromkeys(legs.app_of(p) for p in parts))
+    compares = getattr(answer, "compares", False)
+    use = (
+        "compare"
+        if compares
+        else "type"
+        if any(p in (note, message, pay) or getattr(p, "leg", "") == "track" for p in parts)
+        else "answer"
+    )
+    rule = rule or ("number" if what in ("price", "number") else "exact")
+
+    def make(world: World, rng) -> Resolved:
+        return legs.resolve(world, rng, parts, answer)
+
+    return Template(
+        id,
+        apps if len(apps) > 1 else (*apps, "answers"),
+        "{steps}",
+        rule,
+        make,
+        what,
+        "cross_app",
+        use,
+        intent,
+    )
+
+
+PHONE, CITY, BDAY = "phone number", "city", "birthday"
+REF, AMOUNT, DUE = "reference", "amount due", "due date"
+PLACE, WHO, START = "place", "attendee", "start"
+NUMBER, FARE, GATE, SEATS = "flight number", "fare", "gate", "seats left"
+LOCKER, PICKUP, DAY = "locker", "pickup code", "delivery day"
+
+CHAINS = [
+    # Mailbox and Ledger: invoices read, paid, and what the payments gave.
+    chained("chain-invoice-calls-note", "Content Creation", "code",
+            [invoice(REF, AMOUNT), contact(PHONE), contact(PHONE, CITY), event(PLACE), note]),
+    chained("chain-invoice-pay-meeting-mia", "Purchase / Order", "price",
+            [invoice(AMOUNT, REF), event(PLACE, START), contact(PHONE), pay, message]),
+    chained("chain-two-invoices-paid-note", "Purchase / Order", "date",
+            [invoice(DUE, REF, AMOUNT), invoice(REF, AMOUNT), pay, pay, note]),
+    chained("chain-three-invoices-paid-noah", "Purchase / Order", "code",
+            [invoice(REF, AMOUNT), invoice(REF, AMOUNT), invoice(REF, AMOUNT, DUE), pay, pay,
+             pay, message]),
+    chained("chain-iban-invoice-pay-note", "Configuration", "code",
+            [account("IBAN"), invoice(REF, AMOUNT), contact(PHONE), pay, note]),
+    chained("chain-balances-invoices-compare", "Compare & Decide", "price",
+            [invoice(AMOUNT), invoice(AMOUNT), account("balance"), payment, note],
+            answer_lowest("price")),
+    chained("chain-invoice-due-agenda-noah", "Communication", "date",
+            [invoice(DUE, AMOUNT), event(START, PLACE), contact(BDAY), weather("high"), message]),
+    chained("chain-invoice-payment-compare-ava", "Compare & Decide", "price",
+            [invoice(AMOUNT, DUE), payment, payment, event(START), message],
+            answer_lowest("price", max)),
+    chained("chain-paid-invoice-then-parcel", "Purchase / Order", "code",
+            [invoice(REF, AMOUNT), pay, shipping, track(PICKUP, LOCKER), note]),
+    chained("chain-iban-both-accounts-mia", "Sharing", "code",
+            [account("IBAN", "balance"), account("IBAN"), contact(CITY), message]),
+    # ParcelTrack: tracking numbers from emails, tracked among others.
+    chained("chain-parcel-locker-weather-note", "Content Creation", "code",
+            [shipping, contact(CITY), weather("humidity"), track(LOCKER, PICKUP), note]),
+    chained("chain-parcels-both-noah", "Sharing", "code",
+            [shipping, shipping, track(PICKUP, DAY), event(PLACE), track(PICKUP, LOCKER), message]),
+    chained("chain-parcel-day-agenda-note", "Lookup", "date",
+            [shipping, track(DAY, LOCKER), event(START, PLACE), contact(PHONE), note]),
+    chained("chain-parcels-codes-mia-note", "Content Creation", "code",
+            [shipping, code, shipping, track(PICKUP), track(PICKUP), message, room, note]),
+    chained("chain-parcel-then-invoice-pay", "Purchase / Order", "name",
+            [shipping, track(LOCKER, DAY), invoice(REF, AMOUNT), pay, message]),
+    # Agenda and Contacts: who joins you, and how to reach them.
+    chained("chain-event-attendee-call-note", "Lookup", "name",
+            [event(WHO, PLACE), event(START), attendee_phone, weather("humidity"), note]),
+    chained("chain-events-attendees-mia", "Sharing", "time",
+            [event(START, WHO), event(WHO), attendee_phone, attendee_phone, message]),
+    chained("chain-three-attendees-note", "Content Creation", "name",
+            [event(WHO), event(WHO), event(WHO, PLACE), attendee_phone, attendee_phone,
+             attendee_phone, note]),
+    chained("chain-meeting-place-room-ava", "Communication", "name",
+            [event(PLACE, START), room, event(PLACE), contact(PHONE), message]),
+    chained("chain-event-times-birthdays-note", "Content Creation", "time",
+            [event(START), contact(BDAY), event(START, WHO), attendee_phone, note]),
+    chained("chain-birthdays-mia-note", "Content Creation", "date",
+            [contact(BDAY, CITY), contact(BDAY), message, weather("high"), event(PLACE), note]),
+    chained("chain-contacts-cities-weather", "Lookup", "name",
+            [contact(CITY), contact(CITY, PHONE), weather("humidity"), weather("high"), note]),
+    chained("chain-four-phones-noah", "Communication", "code",
+            [contact(PHONE), contact(PHONE), contact(PHONE), contact(PHONE), message]),
+    # SkyBook: the cheapest flight to each city, among dearer ones and ones with stops.
+    chained("chain-flight-gate-weather-note", "Booking", "code",
+            [flight(NUMBER, FARE, GATE), weather("humidity", "high"), contact(PHONE), note]),
+    chained("chain-cheapest-of-three-flights", "Compare & Decide", "price",
+            [flight(NUMBER, FARE), flight(NUMBER, FARE), flight(NUMBER, FARE), note],
+            answer_lowest("price")),
+    chained("chain-flight-seats-ava", "Booking", "number",
+            [flight(FARE, SEATS), event(PLACE), contact(CITY), weather("humidity"), message]),
+    chained("chain-two-flights-gates-note", "Compare & Decide", "price",
+            [flight(FARE, GATE), flight(FARE, GATE), contact(PHONE), note],
+            answer_lowest("price")),
+    chained("chain-trip-flight-weather-mia", "Booking", "price",
+            [flight(FARE, NUMBER), weather("high", "humidity"), invoice(REF, AMOUNT), pay,
+             message]),
+    chained("chain-flights-dearest-noah", "Compare & Decide", "price",
+            [flight(FARE), flight(FARE, SEATS), flight(FARE), flight(FARE), message],
+            answer_lowest("price", max)),
+    chained("chain-flight-then-calls", "Booking", "code",
+            [flight(NUMBER, GATE, SEATS), contact(PHONE), event(WHO), attendee_phone, note]),
+    # Mailbox codes and invitations, among other emails of the same kind.
+    chained("chain-payment-code-room-note", "Lookup", "price",
+            [payment, code, room, contact(BDAY), note]),
+    chained("chain-codes-rooms-noah", "Communication", "code",
+            [code, room, code, event(PLACE), message]),
+    chained("chain-room-event-parcel-note", "Lookup", "name",
+            [room, event(PLACE, START), shipping, track(DAY), note]),
+    chained("chain-rooms-both-mia", "Communication", "name",
+            [room, event(START), room, contact(PHONE), message]),
+    chained("chain-code-then-account", "Configuration", "code",
+            [code, account("IBAN"), payment, message]),
+    # Ledger's activity: what you paid, and when.
+    chained("chain-payment-weather-calls", "Communication", "date",
+            [payment, weather("humidity"), contact(PHONE), contact(PHONE), message]),
+    chained("chain-payments-compare-note", "Compare & Decide", "price",
+            [payment, payment, payment, contact(CITY), note], answer_lowest("price")),
+    chained("chain-payment-then-flight", "Compare & Decide", "price",
+            [payment, flight(FARE), account("balance"), note], answer_lowest("price", max)),
+    # SkyCast: a city's humidity and forecast, with the other days and cities around.
+    chained("chain-weather-two-cities-ava", "Lookup", "number",
+            [weather("humidity"), weather("high"), contact(PHONE), event(START), message]),
+    chained("chain-weather-trip-note", "Booking", "number",
+            [weather("high"), flight(NUMBER, FARE), weather("humidity"), invoice(AMOUNT), note]),
+    # The long ones: a day's errands over most of the apps.
+    chained("chain-week-errands", "Content Creation", "code",
+            [invoice(REF, AMOUNT), shipping, event(WHO, PLACE), contact(PHONE), message,
+             track(PICKUP), pay, attendee_phone, weather("high"), note]),
+    chained("chain-travel-day", "Booking", "price",
+            [flight(FARE, NUMBER, GATE), weather("humidity", "high"), event(START, WHO),
+             attendee_phone, room, code, message, invoice(REF, AMOUNT), pay, note]),
+    chained("chain-month-end", "Purchase / Order", "code",
+            [invoice(REF, AMOUNT), invoice(REF, AMOUNT), invoice(REF, AMOUNT), account("balance"),
+             payment, payment, message, pay, pay, pay, note]),
+    chained("chain-team-offsite", "Communication", "name",
+            [event(PLACE, WHO), event(WHO), event(WHO), attendee_phone, attendee_phone,
+             attendee_phone, message, flight(FARE), flight(FARE), weather("high"), note]),
+    chained("chain-moving-house", "Configuration", "code",
+            [shipping, shipping, track(LOCKER, PICKUP), track(LOCKER, PICKUP), account("IBAN"),
+             message, code, code, contact(PHONE), contact(CITY), note]),
+    chained("chain-big-week", "Content Creation", "date",
+            [invoice(DUE, REF, AMOUNT), contact(BDAY), contact(BDAY), event(START), event(START),
+             room, room, message, payment, pay, weather("humidity"), weather("humidity"), note]),
+]  # fmt: skip
+TEMPLATES += CHAINS

@@ -1,0 +1,463 @@
+"""The sub-tasks long templates are made of (issue 35): each a sentence of the goal, on a line
+of its own, that reads values in one app (a *source*) or writes values read earlier into
+another (a *sink*: a note, a message, a payment, a parcel tracked), and the final answer.
+
+A chain's goal is its sentences in order. Each value read gets a label that the sentence
+defines ("Kofi Shah's phone number") and later sentences name ("In Notes, write a note titled
+'Calls' with: Kofi Shah's phone number; ..."), so that a value read at the start is typed or
+answered after the other sub-tasks' screens. The people, invoices, flights and cities are
+chosen by the seed among others of the same kind, which stay on the screens as distractors.
+
+The scripted solver (``agents/chains.py``) reads the same sentences back from the goal; the
+tests play every chain at one seed, ``bench/bench_environment.py`` at every seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..templates import Resolved
+from ..world import AmbiguousInstance, ManifestError, World, cents_of, unique_best
+from . import contacts, mail
+
+CHATS = ("Mia", "Noah", "Ava")  # Chatter's conversations
+
+
+@dataclass
+class Value:
+    label: str
+    ref: str  # the device's memory variable ("" for a value it declares none for)
+    value: str
+    kind: str  # the Memory-World type: price, name, code, time, date, number
+    others: list[str] = field(default_factory=list)  # values of the same kind (distractors)
+
+
+@dataclass
+class Chain:
+    """What the sentences of an instance have read so far, and the entities they took."""
+
+    world: World
+    rng: random.Random
+    lines: list[str] = field(default_factory=list)
+    values: list[Value] = field(default_factory=list)
+    written: set[str] = field(default_factory=set)  # labels some sink wrote already
+    taken: dict[str, list] = field(default_factory=dict)
+
+    def take(self, kind: str, items: list, key: Callable = lambda x: x):
+        """One of ``items`` no earlier sentence took for ``kind``, chosen by the seed."""
+        used = self.taken.setdefault(kind, [])
+        free = [item for item in items if key(item) not in used]
+        if not free:
+            raise AmbiguousInstance(f"no {kind} left for another sentence")
+        item = self.rng.choice(free)
+        used.append(key(item))
+        return item
+
+    def read(self, line: str, values: list[Value]) -> None:
+        self.lines.append(line)
+        self.values.extend(values)
+
+    def unwritten(self) -> list[Value]:
+        return [v for v in self.values if v.label not in self.written]
+
+    def label(self, label: str) -> Value:
+        return next(v for v in self.values if v.label == label)
+
+
+def listed(labels: list[str]) -> str:
+    return "; ".join(labels)
+
+
+def fields_phrase(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+# --- sources --------------------------------------------------------------------------------
+
+
+def invoice(*fields: str) -> Callable[[Chain], None]:
+    """An invoice emailed to Mailbox: its reference, amount due, due date."""
+    words = {"reference": "code", "amount due": "price", "due date": "date"}
+    refs = {"reference": "ref", "amount due": "amount", "due date": "due"}
+
+    def source(c: Chain) -> None:
+        invoices = mail.invoices(c.world)
+        i = c.take("invoice", list(range(len(invoices))))
+        company = invoices[i]["company"]
+        c.taken.setdefault("invoiced", []).append(i)
+        values = [
+            Value(f"the {company} invoice's {f}", f"mail.invoice{i}_{refs[f]}",
+                  invoices[i][refs[f]], words[f], [v[refs[f]] for v in invoices])
+            for f in fields
+        ]  # fmt: skip
+        c.read(f"In Mailbox, read the invoice from {company}: its {fields_phrase(list(fields))}.",
+               values)  # fmt: skip
+
+    source.leg = "invoice"
+    return source
+
+
+def pay(c: Chain) -> None:
+    """Pay an invoice read earlier in Ledger (its reference and amount typed there)."""
+    invoices = mail.invoices(c.world)
+    i = c.take("paid", c.taken.get("invoiced", [])[:])
+    company = invoices[i]["company"]
+    for f in ("reference", "amount due"):
+        if not any(v.label == f"the {company} invoice's {f}" for v in c.values):
+            raise ManifestError(f"a payment of the {company} invoice, whose {f} no line read")
+        c.written.add(f"the {company} invoice's {f}")
+    value = Value(
+        f"the {company} payment's confirmation number",
+        f"bank.confirmation_{i}",
+        invoices[i]["confirmation"],
+        "code",
+        [v["confirmation"] for v in invoices],
+    )
+    c.read(f"In Ledger's Pay tab, pay the {company} invoice with its reference and amount due: "
+           "the confirmation number.", [value])  # fmt: skip
+
+
+def shipping(c: Chain) -> None:
+    """The tracking number a shop's shipping email gives."""
+    parcels = c.world.data("parcels")["parcels"]
+    i = c.take("shipped", list(range(min(2, len(parcels)))))  # the first two are emailed
+    shop = parcels[i]["shop"]
+    value = Value(
+        f"the {shop} tracking number",
+        f"mail.tracking_{i}",
+        parcels[i]["number"],
+        "code",
+        [p["number"] for p in parcels],
+    )
+    c.read(f"In Mailbox, find the tracking number of your {shop} order.", [value])
+
+
+def track(*fields: str) -> Callable[[Chain], None]:
+    """Track a parcel whose number an email gave earlier: its locker, pickup code, day."""
+    refs = {"locker": ("locker", "locker", "name"),
+            "pickup code": ("pickup", "pickup_code", "code"),
+            "delivery day": ("day", "day", "date")}  # fmt: skip
+
+    def source(c: Chain) -> None:
+        parcels = c.world.data("parcels")["parcels"]
+        i = c.take("tracked", c.taken.get("shipped", [])[:])
+        shop = parcels[i]["shop"]
+        c.written.add(f"the {shop} tracking number")
+        values = []
+        for f in fields:
+            ref, key, kind = refs[f]
+            values.append(Value(f"the {shop} parcel's {f}", f"parcels.{ref}_{i}", parcels[i][key],
+                                kind, [p[key] for p in parcels]))  # fmt: skip
+        c.read(f"In ParcelTrack, track the {shop} parcel by its tracking number: its "
+               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+
+    source.leg = "track"
+    return source
+
+
+def contact(*fields: str) -> Callable[[Chain], None]:
+    """A person's page in Contacts: phone number, city, birthday."""
+    refs = {"phone number": ("phone", "code"), "city": ("city", "name"),
+            "birthday": ("birthday", "date")}  # fmt: skip
+
+    def source(c: Chain) -> None:
+        people = contacts.people(c.world)
+        person = c.take("person", people, key=lambda p: p["name"])
+        name = person["name"]
+        values = [
+            Value(f"{name}'s {f}", contacts.ref(person, refs[f][0]), person[refs[f][0]],
+                  refs[f][1], [p[refs[f][0]] for p in people])
+            for f in fields
+        ]  # fmt: skip
+        c.read(f"In Contacts, open {name}'s page: their {fields_phrase(list(fields))}.", values)
+
+    source.leg = "contact"
+    return source
+
+
+def event(*fields: str) -> Callable[[Chain], None]:
+    """An event's page in Agenda: where it takes place, who joins you, when it starts."""
+    refs = {"place": ("location", "name"), "attendee": ("attendee", "name"),
+            "start": ("start", "time")}  # fmt: skip
+    words = {"place": "where it takes place", "attendee": "who joins you",
+             "start": "when it starts"}  # fmt: skip
+
+    def source(c: Chain) -> None:
+        events = c.world.data("agenda")["events"]
+        chosen = c.take("event", events, key=lambda e: e["n"])
+        title, day = chosen["title"], chosen["day"]
+        if "attendee" in fields:
+            c.taken.setdefault("met", []).append(chosen["n"])
+        labels = {"place": f"where '{title}' takes place",
+                  "attendee": f"who joins you at '{title}'",
+                  "start": f"when '{title}' starts"}  # fmt: skip
+        values = [
+            Value(labels[f], f"agenda.{refs[f][0]}_{chosen['n']}", chosen[refs[f][0]],
+                  refs[f][1], [e[refs[f][0]] for e in events])
+            for f in fields
+        ]  # fmt: skip
+        c.read(f"In Agenda, open '{title}' on {day}: "
+               f"{fields_phrase([words[f] for f in fields])}.", values)  # fmt: skip
+
+    source.leg = "event"
+    return source
+
+
+def attendee_phone(c: Chain) -> None:
+    """The phone number of the person an event read earlier said joins you."""
+    events = {e["n"]: e for e in c.world.data("agenda")["events"]}
+    n = c.take("called", c.taken.get("met", []))
+    title, name = events[n]["title"], events[n]["attendee"]
+    people = contacts.people(c.world)
+    person = next(p for p in people if p["name"] == name)
+    value = Value(
+        f"the phone number of the person at '{title}'",
+        contacts.ref(person, "phone"),
+        person["phone"],
+        "code",
+        [p["phone"] for p in people],
+    )
+    c.read(f"In Contacts, open the page of the person who joins you at '{title}': their phone "
+           "number.", [value])  # fmt: skip
+
+
+def flight(*fields: str) -> Callable[[Chain], None]:
+    """The cheapest flight to a city in SkyBook: its number and fare (the list), its gate and
+    seats left (its page)."""
+    refs = {"flight number": ("", "code"), "fare": ("price", "price"),
+            "gate": ("gate", "code"), "seats left": ("seats", "number")}  # fmt: skip
+
+    def source(c: Chain) -> None:
+        results = c.world.data("flights")["results"]
+        city = c.take("city", list(c.world.data("flights")["destinations"]))
+        best = unique_best(results[city], lambda f: cents_of(f["price"]), min)
+        key = best["code"].lower()
+        data = {"flight number": best["code"], "fare": best["price"], "gate": best["gate"],
+                "seats left": best["seats_left"]}  # fmt: skip
+        others = {f: [str(x[k]) for x in results[city]] for f, k in
+                  (("flight number", "code"), ("fare", "price"), ("gate", "gate"),
+                   ("seats left", "seats_left"))}  # fmt: skip
+        values = [
+            Value(f"the {city} flight's {f}", refs[f][0] and f"flights.{refs[f][0]}_{key}",
+                  str(data[f]),
+                  refs[f][1], others[f])
+            for f in fields
+        ]  # fmt: skip
+        c.read(f"In SkyBook, find the cheapest flight from Lisbon to {city}: its "
+               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+
+    source.leg = "flight"
+    return source
+
+
+def weather(*fields: str) -> Callable[[Chain], None]:
+    """A saved city's page in SkyCast: its humidity, its high on a day."""
+
+    def source(c: Chain) -> None:
+        cities = c.world.data("weather")["cities"]
+        city = c.take("weather", cities, key=lambda x: x["name"])
+        name, slug = city["name"], city["slug"]
+        values, words = [], []
+        for f in fields:
+            if f == "humidity":
+                values.append(
+                    Value(
+                        f"the humidity in {name}",
+                        f"weather.humidity_{slug}",
+                        city["humidity"],
+                        "number",
+                        [x["humidity"] for x in cities],
+                    )
+                )
+                words.append("its humidity")
+            else:  # a day's high
+                day = c.rng.choice(city["week"])
+                values.append(
+                    Value(
+                        f"the high in {name} on {day['day']}",
+                        f"weather.high_{slug}_{day['day'].lower()}",
+                        day["high"],
+                        "number",
+                        [d["high"] for d in city["week"]],
+                    )
+                )
+                words.append(f"its high on {day['day']}")
+        c.read(f"In SkyCast, open {name}: {fields_phrase(words)}.", values)
+
+    source.leg = "weather"
+    return source
+
+
+def account(*fields: str) -> Callable[[Chain], None]:
+    """A Ledger account: its balance (the Accounts tab), its IBAN (its page)."""
+    kinds = {"balance": "price", "IBAN": "code"}
+
+    def source(c: Chain) -> None:
+        accounts = c.world.data("bank")["accounts"]
+        chosen = c.take("account", accounts, key=lambda a: a["key"])
+        name = chosen["name"]
+        values = [
+            Value(f"your {name} account's {f}", f"bank.{f.lower()}_{chosen['key']}",
+                  chosen[f.lower()], kinds[f], [a[f.lower()] for a in accounts])
+            for f in fields
+        ]  # fmt: skip
+        c.read(f"In Ledger's Accounts tab, open your {name} account: its "
+               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+
+    source.leg = "account"
+    return source
+
+
+def payment(c: Chain) -> None:
+    """A payment in Ledger's activity: what you paid a merchant, and when."""
+    payments = [p for p in c.world.data("bank")["payments"] if p["amount"].startswith("-")]
+    merchants = [p["merchant"] for p in payments]
+    once = [p for p in payments if merchants.count(p["merchant"]) == 1]
+    chosen = c.take("merchant", once, key=lambda p: p["merchant"])
+    i = payments.index(chosen)
+    merchant = chosen["merchant"]
+    values = [
+        Value(
+            f"what you paid {merchant}",
+            f"bank.paid_{i}",
+            chosen["amount"][1:],
+            "price",
+            [p["amount"][1:] for p in payments],
+        ),
+        Value(
+            f"when you paid {merchant}",
+            f"bank.date_{i}",
+            chosen["date"],
+            "date",
+            [p["date"] for p in payments],
+        ),
+    ]
+    c.read(f"In Ledger's Activity tab, find your payment to {merchant}: what you paid and when.",
+           values)  # fmt: skip
+
+
+def code(c: Chain) -> None:
+    """A verification code a service emailed."""
+    emails = [e for e in c.world.data("mail")["emails"] if e["sender"] in mail.SERVICES]
+    chosen = c.take("service", emails, key=lambda e: e["sender"])
+    service = chosen["sender"]
+    value = Value(
+        f"the {service} verification code",
+        f"mail.code_{service.lower()}",
+        chosen["code"],
+        "code",
+        [e["code"] for e in emails],
+    )
+    c.read(f"In Mailbox, read the {service} verification code.", [value])
+
+
+def room(c: Chain) -> None:
+    """The room of a meeting an invitation in Mailbox names."""
+    invites = [e for e in c.world.data("mail")["emails"] if "room" in e]
+    chosen = c.take("invite", invites, key=lambda e: e["topic"])
+    topic = chosen["topic"]
+    value = Value(
+        f"the {topic} meeting's room",
+        f"mail.{chosen['room_var']}",
+        chosen["room"],
+        "name",
+        [e["room"] for e in invites],
+    )
+    c.read(f"In Mailbox, read the invitation to the {topic} meeting: its room.", [value])
+
+
+# --- sinks ----------------------------------------------------------------------------------
+
+NOTE_TITLES = ("Plans", "To do", "Week", "Errands", "Checklist", "Summary", "Reminders")
+
+
+def unwritten(c: Chain, sink: str) -> list[Value]:
+    values = c.unwritten()
+    if not values:
+        raise ManifestError(f"a {sink} with nothing to write: every value read is written")
+    return values
+
+
+def note(c: Chain) -> None:
+    """A note in Notes with every value no sink wrote yet."""
+    values = unwritten(c, "note")
+    title = c.take("note", list(NOTE_TITLES))
+    c.written |= {v.label for v in values}
+    c.read(f"In Notes, write a note titled '{title}' with: {listed([v.label for v in values])}.",
+           [])  # fmt: skip
+
+
+def message(c: Chain) -> None:
+    """A Chatter message with every value no sink wrote yet."""
+    values = unwritten(c, "message")
+    person = c.take("chat", list(CHATS))
+    c.written |= {v.label for v in values}
+    c.read(f"In Chatter, send {person} one message with: {listed([v.label for v in values])}.",
+           [])  # fmt: skip
+
+
+# --- the answer -----------------------------------------------------------------------------
+
+
+def answer_first(c: Chain) -> Value:
+    """The first value the chain read (the farthest from the answer)."""
+    return c.values[0]
+
+
+def answer_lowest(kind: str, pick=min) -> Callable[[Chain], Value]:
+    """The lowest (or highest) of the chain's values of a kind: a comparison of values read
+    apps apart."""
+
+    def choose(c: Chain) -> Value:
+        values = [v for v in c.values if v.kind == kind]
+        if len(values) < 2:
+            raise AmbiguousInstance(f"fewer than two {kind}s to compare")
+        best = unique_best(values, lambda v: cents_of(v.value), pick)
+        word = "lowest" if pick is min else "highest"
+        c.lines.append(f"Finally, answer with the {word} of: {listed([v.label for v in values])}.")
+        return best
+
+    choose.compares = True
+    return choose
+
+
+def resolve(world: World, rng: random.Random, parts: list, answer) -> Resolved:
+    """An instance of a chain: its sentences, the gold, the variables, the candidates."""
+    c = Chain(world, rng)
+    for part in parts:
+        part(c)
+    gold = answer(c)
+    if not getattr(answer, "compares", False):
+        c.lines.append(f"Finally, answer with {gold.label}.")
+    refs = list(dict.fromkeys(v.ref for v in c.values if v.ref))  # a flight's number is none
+    candidates = list(dict.fromkeys([gold.value, *gold.others]))
+    if getattr(answer, "compares", False):
+        candidates = list(dict.fromkeys(v.value for v in c.values if v.kind == gold.kind))
+    return Resolved(gold.value, refs, {"steps": "\n".join(c.lines)}, candidates)
+
+
+# The app each sentence works in (a chain's apps, in order).
+APPS = {
+    "invoice": "mail",
+    "shipping": "mail",
+    "code": "mail",
+    "room": "mail",
+    "pay": "bank",
+    "account": "bank",
+    "payment": "bank",
+    "track": "parcels",
+    "contact": "contacts",
+    "attendee_phone": "contacts",
+    "event": "agenda",
+    "flight": "flights",
+    "weather": "weather",
+    "note": "notes",
+    "message": "chatter",
+}
+
+
+def app_of(part: Callable) -> str:
+    """The app a sentence (a source or sink above, or one a factory made) works in."""
+    return APPS[getattr(part, "leg", part.__name__)]
