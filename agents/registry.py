@@ -39,7 +39,7 @@ from .memory_need import window
 from .models import Episode
 from .random_agent import RandomAgent
 from .replay import ReplayAgent, recorded_steps
-from .solvers import SOLVERS, solver_for
+from .solvers import has_solver, solver_for
 from .window_agent import WindowAgent
 
 KINDS = ("openai", "replay", "random", "solver", "window", "window+memory")
@@ -176,7 +176,7 @@ def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any
     if spec.kind == "solver" or spec.kind in WINDOWED:
         if spec.options.get("k") == 0:
             raise InvalidData("agent: k must be 1 or more (the observations the window holds)")
-        missing = sorted({i["template"] for i in instances} - set(SOLVERS))
+        missing = sorted({i["template"] for i in instances if not has_solver(i["template"])})
         if missing:
             raise InvalidData(f"agent: no scripted solver for {', '.join(missing)}")
     elif spec.kind == "replay":

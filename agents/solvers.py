@@ -347,6 +347,13 @@ def solver_family(prefix: str):
     return register
 
 
+def has_solver(template_id: str) -> bool:
+    """Whether a script solves the template (its own, or its family's)."""
+    return template_id in SOLVERS or any(
+        template_id.startswith(prefix) and len(template_id) > len(prefix) for prefix in FAMILIES
+    )
+
+
 def solver_for(template_id: str) -> Agent:
     """A new solver agent for the template; KeyError names the templates that have one."""
     if template_id in SOLVERS:
