@@ -163,10 +163,10 @@ def contact_page(s: Session, name: str) -> Moves[None]:
     yield s.tap(id="contact_name", text=name)
 
 
-@line(r"^In Contacts, open the page of the person who joins you at '(?P<title>.+)': their "
+@line(r"^In Contacts, open the page of the person who joins you at '(?P<event>.+)': their "
       r"phone number\.$")  # fmt: skip
 def attendee_phone(c: Chain, said: dict[str, str]) -> Moves[None]:
-    title = said["title"]
+    title = said["event"]
     yield from contact_page(c.s, c.value(f"who joins you at '{title}'"))
     c.keep(f"the phone number of the person at '{title}'", c.s.view.text(id="phone"))
 
@@ -182,9 +182,9 @@ def read_contact(c: Chain, said: dict[str, str]) -> Moves[None]:
         c.keep(f"{name}'s {field}", c.s.view.text(id=PERSON[field]))
 
 
-@line(r"^In Agenda, open '(?P<title>.+)' on (?P<day>\w+): (?P<fields>.+)\.$")
+@line(r"^In Agenda, open '(?P<event>.+)' on (?P<day>\w+): (?P<fields>.+)\.$")
 def read_event(c: Chain, said: dict[str, str]) -> Moves[None]:
-    s, title = c.s, said["title"]
+    s, title = c.s, said["event"]
     yield from enter(s, AGENDA)
     yield s.tap(desc=said["day"])
     yield from s.scroll_to(id="event_title", text=title)
@@ -293,13 +293,13 @@ def written(values: list[tuple[str, str]]) -> str:
     return "; ".join(f"{label}: {value}" for label, value in values)
 
 
-@line(r"^In Notes, write a note titled '(?P<title>.+?)' with: (?P<labels>.+)\.$")
+@line(r"^In Notes, write a note titled '(?P<heading>.+?)' with: (?P<labels>.+)\.$")
 def write_note(c: Chain, said: dict[str, str]) -> Moves[None]:
     s, text = c.s, written(c.values(said["labels"]))
     yield from enter(s, NOTES)
     yield s.tap(id="new_note")
     yield s.tap(id="note_title")
-    yield s.type(said["title"])
+    yield s.type(said["heading"])
     yield s.tap(id="note_body")
     yield s.type(text)
     yield s.tap(id="save_note")
@@ -322,9 +322,9 @@ def answer_best(c: Chain, said: dict[str, str]) -> Moves[None]:
     yield c.s.answer(pick(values, key=price_value))
 
 
-@line(r"^Finally, answer with (?P<label>.+)\.$")
+@line(r"^Finally, answer with (?P<value>.+)\.$")
 def answer_with(c: Chain, said: dict[str, str]) -> Moves[None]:
-    yield c.s.answer(c.value(said["label"]))
+    yield c.s.answer(c.value(said["value"]))
 
 
 @solver_family("chain-")

@@ -9,8 +9,9 @@ read, at the step it read it.
 
 A solver is a script: a generator that yields :class:`~agents.base.AgentStep` s and reads the
 screen the device shows after each from ``s.view`` (a :class:`Session`). ``SOLVERS`` maps each
-template id to a function making its agent; ``solver_for(template_id)`` is the one the runner
-uses.
+template id to a function making its agent, ``FAMILIES`` a prefix of template ids to the
+script of every template it begins (``agents/chains.py``); ``agents.reference.solver_for`` is
+the lookup the runner uses.
 """
 
 from __future__ import annotations
@@ -345,26 +346,6 @@ def solver_family(prefix: str):
         return script
 
     return register
-
-
-def has_solver(template_id: str) -> bool:
-    """Whether a script solves the template (its own, or its family's)."""
-    return template_id in SOLVERS or any(
-        template_id.startswith(prefix) and len(template_id) > len(prefix) for prefix in FAMILIES
-    )
-
-
-def solver_for(template_id: str) -> Agent:
-    """A new solver agent for the template; KeyError names the templates that have one."""
-    if template_id in SOLVERS:
-        return SOLVERS[template_id]()
-    for prefix, script in FAMILIES.items():
-        if template_id.startswith(prefix) and len(template_id) > len(prefix):
-            return ScriptedSolver(template_id, script)
-    families = "".join(f", and every {prefix}* one" for prefix in FAMILIES)
-    raise KeyError(
-        f"no scripted solver for template {template_id!r} (there are {len(SOLVERS)}{families})"
-    )
 
 
 # ============================================================================================
@@ -1266,7 +1247,3 @@ def solve_flights_direct_fares_note(s: Session) -> Script:
     city, _, fare, _ = min(found, key=lambda item: price_value(item[2]))
     yield from chatter_send(s, "chat_mia", f"{city} has the lowest fare: {fare}")
     yield s.answer(fare)
-
-
-# The long templates made of sentences (devices/virtual/content/legs.py) have one solver.
-from . import chains  # noqa: E402, F401

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.solvers import solver_for
+from agents.reference import solver_for
 from devices.services import connect, do_import_virtual_tasks, do_take_device
 from devices.virtual import load_apps
 from tests.agents.episodes import record

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import agents.chains
 import agents.solvers
 from agents.base import Observation
-from agents.solvers import SOLVERS, solver_for
+from agents.reference import has_solver, solver_for
 from devices.virtual.apps import all_templates, load_apps
 from evaluation.metrics import memory_match
 from tests.agents.episodes import play, replay_of
@@ -22,18 +23,26 @@ SEEDS = (1,)
 
 
 def test_every_template_has_a_solver():
-    assert sorted(set(TEMPLATES) - set(SOLVERS)) == []
+    assert [t for t in TEMPLATES if not has_solver(t)] == []
+    assert solver_for("chain-week-errands").script is agents.chains.solve_chain
     with pytest.raises(KeyError, match="no scripted solver for template 'nope'"):
         solver_for("nope")
+    with pytest.raises(KeyError, match="no scripted solver for template 'chain-'"):
+        solver_for("chain-")
 
 
-def test_a_solver_is_given_nothing_an_agent_is_not():
+@pytest.mark.parametrize("module", [agents.solvers, agents.chains])
+def test_a_solver_is_given_nothing_an_agent_is_not(module):
     """No adb, no device, no gold answers or variables: the goal and the screen only."""
-    tree = ast.parse(Path(agents.solvers.__file__).read_text())
-    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = {
+        "." * node.level + (node.module or "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    }
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert imported <= {"__future__", "collections.abc", "dataclasses", "re", "typing",
-                        "trajectories.uixml", "base"}  # fmt: skip
+                        "trajectories.uixml", ".base", ".solvers"}  # fmt: skip
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
