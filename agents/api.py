@@ -56,6 +56,12 @@ class RunRequestSerializer(serializers.Serializer):
         help_text='"1..5", "1,4,9" or [1, 4, 9]: every template at every seed, or only the '
         "suite's instances at these seeds.",
     )
+    levels = serializers.JSONField(
+        required=False,
+        help_text='STAMP\'s difficulty levels, "1,2,3" or [1, 2, 3] (1: simplified with the '
+        "task-required knowledge, 2: the task with the knowledge, 3: the task alone): every "
+        "template at every level (default 3), or only the suite's instances at these levels.",
+    )
     attempts = serializers.IntegerField(
         required=False, default=1, min_value=1, max_value=MAX_ATTEMPTS
     )
@@ -90,6 +96,11 @@ class RunSummarySerializer(serializers.Serializer):
     tokens_out = serializers.IntegerField()
     mean_seconds = serializers.FloatField(allow_null=True)
     failures = serializers.DictField(child=serializers.IntegerField())
+    by_level = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The scores level by level (STAMP's L1, L2, L3): level, episodes, finished, "
+        "succeeded, success_rate, m_acc, mean_steps.",
+    )
 
 
 class EpisodeSerializer(serializers.Serializer):
@@ -97,6 +108,7 @@ class EpisodeSerializer(serializers.Serializer):
     run_id = serializers.IntegerField()
     template = serializers.CharField()
     seed = serializers.IntegerField()
+    level = serializers.IntegerField(help_text="STAMP's difficulty level: 1, 2 or 3.")
     attempt = serializers.IntegerField()
     status = serializers.CharField()
     success = serializers.BooleanField(allow_null=True)
@@ -173,6 +185,7 @@ class ProjectRunListView(WaypointAPIView):
             suite=suite_named(project, data["suite"]) if data.get("suite") else None,
             tasks=data.get("tasks"),
             seeds=data.get("seeds"),
+            levels=data.get("levels"),
             attempts=data["attempts"],
             max_steps=data.get("max_steps"),
             devices=data.get("devices"),

@@ -1,9 +1,9 @@
 """Suites of task instances, agent runs over them, and each run's episodes.
 
 A run is a job (``trajectories.Job``, kind ``agent_run``): the job's page and the reaper serve
-it like any other. Its episodes are rows of their own, one per (template, seed, attempt): a
-message delivered twice, or an episode run again after its worker was lost, is still one row,
-counted once. Each episode that ran is a trajectory (source ``agent`` or ``solver``).
+it like any other. Its episodes are rows of their own, one per (template, seed, level,
+attempt): a message delivered twice, or an episode run again after its worker was lost, is
+still one row, counted once. Each episode that ran is a trajectory (source ``agent`` or ``solver``).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Run(models.Model):
     )
     suite_name = models.CharField(max_length=100, blank=True)
     suite_version = models.CharField(max_length=32, blank=True)
-    instances = models.JSONField(default=list, help_text="[{template, seed}, ...] in order.")
+    instances = models.JSONField(default=list, help_text="[{template, seed, level}, ...] in order.")
     max_steps = models.PositiveSmallIntegerField(default=30)
     devices = models.JSONField(
         default=list, help_text="The pool: [{serial, adb_server}], devices of the project."
@@ -114,11 +114,16 @@ class FailureKind(models.TextChoices):
 
 
 class Episode(models.Model):
-    """One task instance played once by the run's agent."""
+    """One task instance (template, seed, difficulty level) played once by the run's agent."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="episodes")
     template = models.CharField(max_length=100, help_text="The task template's id.")
     seed = models.PositiveIntegerField()
+    level = models.PositiveSmallIntegerField(
+        default=3,
+        help_text="STAMP's difficulty level: 1 simplified with the task-required knowledge, "
+        "2 the task with the knowledge, 3 the task alone.",
+    )
     attempt = models.PositiveSmallIntegerField(default=1)
     status = models.CharField(
         max_length=16, choices=EpisodeStatus.choices, default=EpisodeStatus.QUEUED
@@ -152,7 +157,11 @@ class Episode(models.Model):
         ordering = ["run", "id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "template", "seed", "attempt"], name="episode_unique_instance"
+                fields=["run", "template", "seed", "level", "attempt"],
+                name="episode_unique_instance_level",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(level__in=[1, 2, 3]), name="episode_level_valid"
             ),
             models.CheckConstraint(
                 condition=models.Q(failure_kind__in=["", *FailureKind.values]),
@@ -166,11 +175,12 @@ class Episode(models.Model):
         indexes = [models.Index(fields=["run", "status"], name="episode_run_status")]
 
     def __str__(self) -> str:
-        return f"{self.template}@{self.seed}#{self.attempt} ({self.status})"
+        return f"{self.instance}#{self.attempt} ({self.status})"
 
     @property
     def instance(self) -> str:
-        return f"{self.template}@{self.seed}"
+        """``template@seed``, and ``/L1`` or ``/L2`` when not at L3."""
+        return f"{self.template}@{self.seed}" + (f"/L{self.level}" if self.level != 3 else "")
 
 
 class ModelEndpoint(models.Model):

@@ -38,8 +38,9 @@ from .endpoints import resolve_endpoint
 from .memory_need import window
 from .models import Episode
 from .random_agent import RandomAgent
+from .reference import has_solver, solver_for
 from .replay import ReplayAgent, recorded_steps
-from .solvers import has_solver, solver_for
+from .suites import instance_name
 from .window_agent import WindowAgent
 
 KINDS = ("openai", "replay", "random", "solver", "window", "window+memory")
@@ -120,16 +121,27 @@ def parse_agent_spec(text: Any) -> AgentSpec:
     return AgentSpec(kind, regime, options)
 
 
-def replay_source(project: Project, spec: AgentSpec, template: str, seed: int) -> Trajectory | None:
-    """The recording the replay agent plays for an instance."""
+def replay_source(
+    project: Project, spec: AgentSpec, template: str, seed: int, level: int = 3
+) -> Trajectory | None:
+    """The recording the replay agent plays for an instance: one of the template at the seed
+    and difficulty level (a recording at L3 keeps no level in ``virtual_device``)."""
     found = Trajectory.objects.filter(
         project=project,
         metadata__virtual_task=template,
         metadata__virtual_device__seed=seed,
     )
+    if level == 3:
+        found = found.exclude(metadata__virtual_device__has_key="level")
+    else:
+        found = found.filter(metadata__virtual_device__level=level)
     if spec.options.get("run"):
         episodes = Episode.objects.filter(
-            run_id=spec.options["run"], template=template, seed=seed, trajectory__isnull=False
+            run_id=spec.options["run"],
+            template=template,
+            seed=seed,
+            level=level,
+            trajectory__isnull=False,
         )
         found = found.filter(pk__in=episodes.values("trajectory_id"))
     return found.filter(outcome=Outcome.SUCCESS).order_by("-created_at", "-id").first()
@@ -181,10 +193,10 @@ def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any
             raise InvalidData(f"agent: no scripted solver for {', '.join(missing)}")
     elif spec.kind == "replay":
         for instance in instances:
-            if replay_source(project, spec, instance["template"], instance["seed"]) is None:
+            key = (instance["template"], instance["seed"], instance.get("level", 3))
+            if replay_source(project, spec, *key) is None:
                 raise InvalidData(
-                    f"agent: no successful recording of {instance['template']} at seed "
-                    f"{instance['seed']} to replay"
+                    f"agent: no successful recording of {instance_name(*key)} to replay"
                 )
     elif spec.kind == "openai":
         if not resolve_endpoint(project, spec.options.get("endpoint")).url:
@@ -206,8 +218,10 @@ def check_agent(spec: AgentSpec, project: Project, instances: list[dict[str, Any
             )
 
 
-def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> Agent:
-    """A fresh agent for one episode."""
+def build_agent(
+    spec: AgentSpec, project: Project, template: str, seed: int, level: int = 3
+) -> Agent:
+    """A fresh agent for one episode (of ``template`` at ``seed`` and difficulty ``level``)."""
     if spec.kind == "solver":
         return solver_for(template)
     if spec.kind in WINDOWED:
@@ -216,9 +230,11 @@ def build_agent(spec: AgentSpec, project: Project, template: str, seed: int) -> 
     if spec.kind == "random":
         return RandomAgent(spec.options.get("seed", 0))
     if spec.kind == "replay":
-        source = replay_source(project, spec, template, seed)
+        source = replay_source(project, spec, template, seed, level)
         if source is None:
-            raise InvalidData(f"agent: no successful recording of {template} at seed {seed}")
+            raise InvalidData(
+                f"agent: no successful recording of {instance_name(template, seed, level)}"
+            )
         return ReplayAgent(recorded_steps(source), str(source.uid))
     graph = memory_graph(project, spec.options["graph"]) if "graph" in spec.options else None
     endpoint = resolve_endpoint(project, spec.options.get("endpoint"))

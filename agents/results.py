@@ -1,6 +1,8 @@
 """What runs scored, for the page, the API and the command alike: each run's summary (task
-success, M-Acc, pass@k over seeds, steps, tokens, time, failure kinds), the task x run matrix,
-and two runs compared (which episodes flipped)."""
+success, M-Acc, pass@k over seeds, steps, tokens, time, failure kinds, and the same broken
+down by STAMP's difficulty level when a run plays more than L3), the task x run matrix, and
+two runs compared (which episodes flipped). An episode is named by (template, seed, level,
+attempt); a template at L1 or L2 is a task of its own for pass@k."""
 
 from __future__ import annotations
 
@@ -16,11 +18,14 @@ from trajectories.validation import InvalidData, InvalidRequest
 
 from .models import Episode, EpisodeStatus, FailureKind, Run
 
+NATURAL_LEVEL = 3  # STAMP's L3, the task alone (devices/virtual/templates.py)
+
 EPISODE_FIELDS = (
     "id",
     "run_id",
     "template",
     "seed",
+    "level",
     "attempt",
     "status",
     "success",
@@ -37,6 +42,18 @@ EPISODE_FIELDS = (
     "trajectory_id",
     "message",
 )
+
+
+class LevelScore(TypedDict):
+    """A run's scores at one difficulty level."""
+
+    level: int
+    episodes: int
+    finished: int
+    succeeded: int
+    success_rate: float | None
+    m_acc: float | None
+    mean_steps: float | None
 
 
 class Summary(TypedDict):
@@ -60,6 +77,7 @@ class Summary(TypedDict):
     tokens_out: int
     mean_seconds: float | None
     failures: dict[str, int]
+    by_level: list[LevelScore]
 
 
 def runs_of(project: Project) -> QuerySet[Run]:
@@ -93,7 +111,7 @@ def two_runs(project: Project, values: list[str]) -> tuple[Run, Run]:
 def episode_rows(runs: list[Run]) -> dict[int, list[dict[str, Any]]]:
     """Every episode of the runs as a dict, by run, in one query."""
     rows: dict[int, list[dict[str, Any]]] = {run.pk: [] for run in runs}
-    found = Episode.objects.filter(run__in=runs).order_by("template", "seed", "attempt")
+    found = Episode.objects.filter(run__in=runs).order_by("template", "seed", "level", "attempt")
     for row in found.values(*EPISODE_FIELDS):
         rows[row["run_id"]].append(row)
     return rows
@@ -103,12 +121,38 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
+def task_name(template: str, level: int) -> str:
+    """A template at a level as pass@k counts tasks: ``template``, ``template/L2``."""
+    return template if level == NATURAL_LEVEL else f"{template}/L{level}"
+
+
+def level_scores(rows: list[dict[str, Any]]) -> list[LevelScore]:
+    """The episodes' scores level by level (the levels they have, in order)."""
+    scores: list[LevelScore] = []
+    for level in sorted({r["level"] for r in rows}):
+        at = [r for r in rows if r["level"] == level]
+        finished = [r for r in at if r["status"] == EpisodeStatus.FINISHED]
+        scored = [r["memory_score"] for r in finished if r["memory_score"] is not None]
+        scores.append(
+            {
+                "level": level,
+                "episodes": len(at),
+                "finished": len(finished),
+                "succeeded": sum(bool(r["success"]) for r in finished),
+                "success_rate": _mean([float(bool(r["success"])) for r in finished]),
+                "m_acc": _mean(scored),
+                "mean_steps": _mean([r["steps"] for r in finished]),
+            }
+        )
+    return scores
+
+
 def summarize(run: Run, rows: list[dict[str, Any]]) -> Summary:
     finished = [r for r in rows if r["status"] == EpisodeStatus.FINISHED]
     scored = [r["memory_score"] for r in finished if r["memory_score"] is not None]
     attempts: dict[str, list[bool]] = defaultdict(list)
     for r in finished:
-        attempts[r["template"]].append(bool(r["success"]))
+        attempts[task_name(r["template"], r["level"])].append(bool(r["success"]))
     failures = Counter(r["failure_kind"] for r in finished if r["failure_kind"])
     return {
         "run": run.pk,
@@ -131,6 +175,7 @@ def summarize(run: Run, rows: list[dict[str, Any]]) -> Summary:
         "tokens_out": sum(r["tokens_out"] for r in finished),
         "mean_seconds": _mean([r["duration_ms"] / 1000 for r in finished]),
         "failures": {kind: failures[kind] for kind in FailureKind.values if failures[kind]},
+        "by_level": level_scores(rows),
     }
 
 
@@ -139,15 +184,15 @@ def summaries(runs: list[Run]) -> list[Summary]:
     return [summarize(run, rows[run.pk]) for run in runs]
 
 
-def instance_key(row: dict[str, Any]) -> tuple[str, int, int]:
-    return row["template"], row["seed"], row["attempt"]
+def instance_key(row: dict[str, Any]) -> tuple[str, int, int, int]:
+    return row["template"], row["seed"], row["level"], row["attempt"]
 
 
 def matrix(runs: list[Run]) -> dict[str, Any]:
-    """One row per episode key (template, seed, attempt) any of the runs has, one cell per run:
-    the episode there (None when the run has no such episode)."""
+    """One row per episode key (template, seed, level, attempt) any of the runs has, one cell
+    per run: the episode there (None when the run has no such episode)."""
     rows = episode_rows(runs)
-    cells: dict[tuple[str, int, int], dict[int, dict[str, Any]]] = defaultdict(dict)
+    cells: dict[tuple[str, int, int, int], dict[int, dict[str, Any]]] = defaultdict(dict)
     for run in runs:
         for row in rows[run.pk]:
             cells[instance_key(row)][run.pk] = row
@@ -157,7 +202,8 @@ def matrix(runs: list[Run]) -> dict[str, Any]:
             {
                 "template": key[0],
                 "seed": key[1],
-                "attempt": key[2],
+                "level": key[2],
+                "attempt": key[3],
                 "cells": [cells[key].get(run.pk) for run in runs],
             }
             for key in sorted(cells)
@@ -190,6 +236,7 @@ def _flip(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {
         "template": a["template"],
         "seed": a["seed"],
+        "level": a["level"],
         "attempt": a["attempt"],
         "a": {k: a[k] for k in ("id", "success", "failure_kind", "trajectory_id")},
         "b": {k: b[k] for k in ("id", "success", "failure_kind", "trajectory_id")},

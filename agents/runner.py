@@ -8,9 +8,11 @@ message delivered twice plays it once, and an episode played again is still one 
 once. If every worker is lost, the job's heartbeat stops, the reaper requeues the job and its
 runner hands out what is left.
 
-One episode: lease a device of the pool, reset it to the instance's seed and start a recording
-of the template's task there (the device's own ``waypoint`` commands, through the device
-services: never given to the agent), then observe (the screen the recording captured: its
+One episode: lease a device of the pool, reset it to the instance's seed and difficulty level
+(``waypoint reset --seed N --level L``: the device poses every task at that level, its
+instruction, gold and grading alike) and start a recording of the template's task there (the
+device's own ``waypoint`` commands, through the device services: never given to the agent),
+then observe (the screen the recording captured: its
 screenshot and XML) → ``agent.act`` → ``record_step`` (the recorder's own code path) until the
 agent answers, terminates, writes three invalid outputs in a row or hits the step cap; end the
 recording (the device grades the answer), score the memory the agent wrote against the
@@ -101,7 +103,7 @@ def run_agent_run(job: Job, progress) -> dict[str, Any] | str:
 
 
 def pose_run_instances(run: Run) -> None:
-    """The run's instances given as ``{template, seed}`` (a run of task templates) get their
+    """The run's instances given as ``{template, seed, level}`` (a run of task templates) get their
     instruction, rule and gold answer's sha256, as a suite lists them: posed here, by the
     worker, not by the request that started the run. Once: a job run again finds them posed."""
     posed = pose_instances(run.instances)
@@ -348,11 +350,11 @@ def play_on_device(
     lease_lost: threading.Event | None = None,
 ) -> Played:
     try:
-        agent = build_agent(spec, run.project, episode.template, episode.seed)
+        agent = build_agent(spec, run.project, episode.template, episode.seed, episode.level)
     except InvalidData as exc:
         return Played(failure_kind=FailureKind.HARNESS_ERROR, message=str(exc))
     try:
-        reset_apps(conn.device, lease.serial, episode.seed)
+        reset_apps(conn.device, lease.serial, episode.seed, episode.level)
         task = virtual_task_named(run.project, conn, episode.template)
         trajectory = do_start_recording(
             lease,
@@ -362,6 +364,7 @@ def play_on_device(
             reset_seed=episode.seed,
             source=spec.source,
             recorder_name=agent.name,
+            reset_level=episode.level,
         )
         values = declared_values(conn)
     except (DeviceUnavailable, RecordingError, *DEVICE_ERRORS) as exc:
@@ -381,6 +384,7 @@ def play_on_device(
             "model": run.model,
             "template": episode.template,
             "seed": episode.seed,
+            "level": episode.level,
             "attempt": episode.attempt,
             "turns": played.turns,
         }

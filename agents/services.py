@@ -22,7 +22,9 @@ from .suites import (
     check_suite,
     count_seeds,
     counted,
+    level_of,
     make_suite,
+    parse_levels,
     parse_seeds,
     seed_ranges,
 )
@@ -79,11 +81,18 @@ def do_import_suite(project: Project, actor, document: Any) -> tuple[Suite, bool
 
 
 def do_make_suite(
-    project: Project, actor, name: str, version: str, templates: list[str], seeds: Any
+    project: Project,
+    actor,
+    name: str,
+    version: str,
+    templates: list[str],
+    seeds: Any,
+    levels: Any = None,
 ) -> Suite:
-    """A suite of every template at every seed."""
+    """A suite of every template at every seed and difficulty level (default: L3 only)."""
+    levels = parse_levels(levels) if levels not in (None, "", []) else [3]
     suite, _ = do_import_suite(
-        project, actor, make_suite(name, version, templates, parse_seeds(seeds))
+        project, actor, make_suite(name, version, templates, parse_seeds(seeds), levels)
     )
     return suite
 
@@ -95,13 +104,19 @@ def _bounded(value: Any, field: str, low: int, high: int) -> int:
 
 
 def run_instances(
-    suite: Suite | None, tasks: list[str] | None, seeds: Any, attempts: int = 1
+    suite: Suite | None,
+    tasks: list[str] | None,
+    seeds: Any,
+    attempts: int = 1,
+    levels: Any = None,
 ) -> list[dict[str, Any]]:
-    """The instances a run plays: a suite's (only those at ``seeds`` when given), or every
-    task template named at every seed, given as ``{template, seed}``: the run's job poses them
-    (``agents.runner``), not the request. A run of more than ``WAYPOINT_MAX_RUN_EPISODES``
-    episodes (instances x attempts) is refused first, counted without listing its seeds."""
+    """The instances a run plays: a suite's (only those at ``seeds`` and ``levels`` when
+    given), or every task template named at every seed and difficulty level (default: L3),
+    given as ``{template, seed, level}``: the run's job poses them (``agents.runner``), not the
+    request. A run of more than ``WAYPOINT_MAX_RUN_EPISODES`` episodes (instances x attempts)
+    is refused first, counted without listing its seeds."""
     times = counted(attempts, "attempt")
+    asked_levels = parse_levels(levels) if levels not in (None, "", []) else None
     if suite is not None:
         if tasks:
             raise InvalidData("tasks: give a suite or task templates, not both")
@@ -113,6 +128,11 @@ def run_instances(
                 asked = count_seeds(ranges)
                 named = sorted(parse_seeds(seeds)) if asked <= 20 else f"given ({asked} seeds)"
                 raise InvalidData(f"seeds: suite {suite} has no instance at seeds {named}")
+        if asked_levels is not None:
+            instances = [i for i in instances if level_of(i) in asked_levels]
+            if not instances:
+                named = ", ".join(map(str, asked_levels))
+                raise InvalidData(f"levels: suite {suite} has no instance at levels {named}")
         check_run_size(
             len(instances) * attempts, f"{counted(len(instances), 'instance')} x {times}"
         )
@@ -121,11 +141,12 @@ def run_instances(
         raise InvalidData("suite: give a suite, or task templates (tasks) and seeds")
     seeds = seeds if seeds else "0"
     count = count_seeds(seed_ranges(seeds))
-    check_run_size(
-        len(tasks) * count * attempts,
-        f"{counted(len(tasks), 'template')} x {counted(count, 'seed')} x {times}",
-    )
-    return check_instances(tasks, parse_seeds(seeds))
+    asked_levels = asked_levels or [3]
+    sizes = f"{counted(len(tasks), 'template')} x {counted(count, 'seed')}"
+    if len(asked_levels) > 1:
+        sizes += f" x {counted(len(asked_levels), 'level')}"
+    check_run_size(len(tasks) * count * len(asked_levels) * attempts, f"{sizes} x {times}")
+    return check_instances(tasks, parse_seeds(seeds), asked_levels)
 
 
 def do_start_run(
@@ -139,12 +160,15 @@ def do_start_run(
     attempts: int = 1,
     max_steps: int | None = None,
     devices: list[str] | None = None,
+    levels: Any = None,
 ) -> Run:
     """Queue a run of ``agent`` over the instances, one episode per instance and attempt, on
-    the project's devices (``devices``: these serials only)."""
+    the project's devices (``devices``: these serials only). ``levels`` (e.g. ``"1,2,3"``):
+    the difficulty levels to play, as ``seeds`` are chosen (default: a suite's every level,
+    or L3 for task templates)."""
     spec = parse_agent_spec(agent)
     attempts = _bounded(attempts, "attempts", 1, MAX_ATTEMPTS)
-    instances = run_instances(suite, tasks, seeds, attempts)
+    instances = run_instances(suite, tasks, seeds, attempts, levels)
     max_steps = _bounded(
         settings.WAYPOINT_AGENT_MAX_STEPS if max_steps is None else max_steps,
         "max_steps",
@@ -178,7 +202,7 @@ def do_start_run(
             devices=pool,
         )
         Episode.objects.bulk_create(
-            Episode(run=run, template=i["template"], seed=i["seed"], attempt=a)
+            Episode(run=run, template=i["template"], seed=i["seed"], level=level_of(i), attempt=a)
             for i in instances
             for a in range(1, attempts + 1)
         )

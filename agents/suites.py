@@ -1,11 +1,16 @@
 """Benchmark suites: a named, versioned list of task instances (a template of the virtual device
 at a seed), so that two labs run the same benchmark.
 
-A suite is a JSON document (``make_suite``); ``check_suite`` validates one read from a file or an
-API request and checks that this Waypoint's virtual device poses the same instances: the same
-app versions, and at each seed the same instruction and the same gold answer (by its sha256, so
-the document does not give the answers away). Pure functions over documents; the ``Suite``
-model stores them.
+An instance is a template at a seed and a difficulty level: ``{template, seed, level}``, the
+level STAMP's L1, L2 or L3 (``devices/virtual/templates.py``; an instance without ``level``, as
+documents written before levels, is at L3). A suite is a JSON document (``make_suite``);
+``check_suite`` validates one read from a file or an API request and checks that this
+Waypoint's virtual device poses the same instances: the same app versions, and at each seed and
+level the same instruction and the same gold answer (by its sha256, so the document does not
+give the answers away). Pure functions over documents; the ``Suite`` model stores them.
+
+A suite may also carry what ``make_suite --check-memory`` measured (``agents.memory_check``):
+each instance's ``memory`` block and the suite's ``memory`` summary; ``check_suite`` keeps them.
 
 Posing an instance (the apps' data generated at its seed) is the costly part, a few
 milliseconds per seed: every size is counted first (seeds ranges arithmetically, a document's
@@ -23,7 +28,7 @@ from typing import Any
 from core.limits import limit
 from devices.virtual import apps as virtual_apps
 from devices.virtual.apps import all_templates, read_manifests
-from devices.virtual.templates import Task, Template
+from devices.virtual.templates import NATURAL_LEVEL, Task, Template, level_error
 from trajectories.validation import InvalidData, InvalidRequest
 
 SUITE_FORMAT = "waypoint-suite"
@@ -68,6 +73,44 @@ def seed_ranges(text: Any) -> list[tuple[int, int]]:
             raise InvalidData(f"seeds: the range {first}..{last} runs backwards")
         ranges.append((first, last))
     return ranges
+
+
+def parse_levels(text: Any) -> list[int]:
+    """Difficulty levels as the command line writes them (``"1,2,3"``, ``"3"``) or the API
+    sends them (a list of numbers); each one of 1, 2, 3, kept once in the order given."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        parts: list[Any] = [text]
+    elif isinstance(text, str):
+        parts = [p.strip() for p in text.split(",")]
+    elif isinstance(text, list):
+        parts = text
+    else:
+        raise InvalidData(f"levels: write them as 1,2,3 (the levels are 1, 2 and 3), got {text!r}")
+    levels = []
+    for part in parts:
+        level = int(part) if isinstance(part, str) and part.isdigit() else part
+        message = level_error(level, "levels")
+        if message is not None:
+            raise InvalidData(message)
+        levels.append(level)
+    if not levels:
+        raise InvalidData("levels: give at least one of 1, 2 and 3")
+    return list(dict.fromkeys(levels))
+
+
+def level_of(instance: dict[str, Any]) -> int:
+    """An instance's difficulty level: 3 (the task alone) when the document does not say."""
+    return instance.get("level", NATURAL_LEVEL)
+
+
+def instance_key(instance: dict[str, Any]) -> tuple[str, int, int]:
+    """What names an instance: its template, seed and level."""
+    return instance["template"], instance["seed"], level_of(instance)
+
+
+def instance_name(template: str, seed: int, level: int) -> str:
+    """``bank-pay-invoice at seed 2`` (at L3), ``bank-pay-invoice at seed 2, L1``."""
+    return f"{template} at seed {seed}" + (f", L{level}" if level != NATURAL_LEVEL else "")
 
 
 def count_seeds(ranges: list[tuple[int, int]]) -> int:
@@ -133,21 +176,29 @@ def _app_versions() -> dict[str, dict[str, str]]:
     }
 
 
-def _posed(instances: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Task]:
-    """The tasks the virtual device poses for (template, seed) pairs: the apps' data generated
-    once per seed, and only the templates asked for posed there (what ``load_apps(seed)``
-    poses for them; the templates are independent of one another)."""
+def _posed(instances: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, int], Task]:
+    """The tasks the virtual device poses for (template, seed, level) triples: the apps' data
+    generated once per seed, and only the templates asked for posed there, at their levels
+    (what ``load_apps(seed, level=level)`` poses for them; the templates are independent of
+    one another)."""
     raw = read_manifests()
     known = {t.id: t for t in all_templates(raw)}
-    wanted: dict[int, list[str]] = {}
-    for template_id, seed in instances:
-        wanted.setdefault(seed, []).append(template_id)
-    tasks: dict[tuple[str, int], Task] = {}
-    for seed, template_ids in wanted.items():
+    wanted: dict[int, list[tuple[str, int]]] = {}
+    for template_id, seed, level in instances:
+        wanted.setdefault(seed, []).append((template_id, level))
+    tasks: dict[tuple[str, int, int], Task] = {}
+    for seed, asked in wanted.items():
         world = virtual_apps.build_world(seed, raw)
-        for template_id in template_ids:
-            tasks[(template_id, seed)] = known[template_id].instance(world)
+        for template_id, level in asked:
+            tasks[(template_id, seed, level)] = known[template_id].instance(world, level)
     return tasks
+
+
+def posed_tasks(instances: Iterable[dict[str, Any]]) -> dict[tuple[str, int, int], Task]:
+    """The tasks the virtual device poses for instances ``{template, seed, level}``, by
+    :func:`instance_key` (the gold answers and variables too: for this Waypoint, never for a
+    document)."""
+    return _posed(instance_key(i) for i in instances)
 
 
 def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
@@ -155,15 +206,19 @@ def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
     return {
         "template": template_id,
         "seed": seed,
+        "level": task.level,
         "instruction": task.instruction,
         "rule": task.rule,
         "gold_sha256": gold_digest(task.gold),
     }
 
 
-def check_instances(template_ids: list[str], seeds: list[int]) -> list[dict[str, Any]]:
-    """Every template at every seed (template by template), checked but not posed: ``[{template,
-    seed}, ...]``."""
+def check_instances(
+    template_ids: list[str], seeds: list[int], levels: Iterable[int] = (NATURAL_LEVEL,)
+) -> list[dict[str, Any]]:
+    """Every template at every seed and level (template by template, then seed by seed),
+    checked but not posed: ``[{template, seed, level}, ...]``."""
+    levels = list(levels)
     known = _templates()
     if not template_ids:
         raise InvalidData("templates: a suite needs at least one template")
@@ -178,45 +233,53 @@ def check_instances(template_ids: list[str], seeds: list[int]) -> list[dict[str,
         _check_seed(seed, f"seeds[{i}]")
     if len(set(seeds)) != len(seeds):
         raise InvalidData("seeds: a seed is listed twice")
-    return [{"template": t, "seed": seed} for t in template_ids for seed in seeds]
+    levels = parse_levels(levels)
+    return [
+        {"template": t, "seed": seed, "level": level}
+        for t in template_ids
+        for seed in seeds
+        for level in levels
+    ]
 
 
 def pose_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The instances, those given as ``{template, seed}`` alone posed (instruction, rule and
-    the gold answer's sha256), the others as they are."""
+    """The instances, those given as ``{template, seed, level}`` alone posed (instruction, rule
+    and the gold answer's sha256), the others as they are."""
     known = _templates()
     unposed = [
-        (i["template"], i["seed"])
-        for i in instances
-        if "instruction" not in i and i.get("template") in known
+        instance_key(i) for i in instances if "instruction" not in i and i.get("template") in known
     ]
     if not unposed:
         return instances
     posed = _posed(unposed)
     return [
         posed_instance(i["template"], i["seed"], posed[key])
-        if (key := (i["template"], i["seed"])) in posed
+        if "instruction" not in i and (key := instance_key(i)) in posed
         else i
         for i in instances
     ]
 
 
 def make_suite(
-    name: str, version: str, template_ids: Iterable[str], seeds: Iterable[int]
+    name: str,
+    version: str,
+    template_ids: Iterable[str],
+    seeds: Iterable[int],
+    levels: Iterable[int] = (NATURAL_LEVEL,),
 ) -> dict[str, Any]:
-    """The suite document: every template at every seed (template by template)."""
-    template_ids, seeds = list(template_ids), list(seeds)
+    """The suite document: every template at every seed and level (template by template, then
+    seed by seed)."""
+    template_ids, seeds, levels = list(template_ids), list(seeds), parse_levels(list(levels))
     _check_name(name, "name", 100)
     _check_name(version, "version", 40)
-    count = len(template_ids) * len(seeds)
-    check_suite_size(
-        count,
-        "seeds",
-        f"{counted(len(template_ids), 'template')} x {counted(len(seeds), 'seed')} are {count}",
-    )
-    pairs = [(i["template"], i["seed"]) for i in check_instances(template_ids, seeds)]
+    count = len(template_ids) * len(seeds) * len(levels)
+    sizes = f"{counted(len(template_ids), 'template')} x {counted(len(seeds), 'seed')}"
+    if len(levels) > 1:
+        sizes += f" x {counted(len(levels), 'level')}"
+    check_suite_size(count, "seeds", f"{sizes} are {count}")
+    triples = [instance_key(i) for i in check_instances(template_ids, seeds, levels)]
     known = _templates()
-    posed = _posed(pairs)
+    posed = _posed(triples)
     apps = sorted({app for t in template_ids for app in known[t].apps})
     versions = _app_versions()
     return {
@@ -226,7 +289,7 @@ def make_suite(
         "version": version,
         "apps": {slug: versions[slug] for slug in apps},
         "templates": [_template_summary(known[t]) for t in template_ids],
-        "instances": [posed_instance(t, seed, posed[(t, seed)]) for t, seed in pairs],
+        "instances": [posed_instance(t, seed, posed[(t, seed, lv)]) for t, seed, lv in triples],
     }
 
 
@@ -281,7 +344,7 @@ def check_suite(document: Any) -> dict[str, Any]:
                 f"this Waypoint has {local[slug]['version']}, whose data may differ"
             )
     known = _templates()
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int, int]] = set()
     for i, item in enumerate(instances):
         where = f"instances[{i}]"
         if not isinstance(item, dict):
@@ -293,18 +356,21 @@ def check_suite(document: Any) -> dict[str, Any]:
         if missing:
             raise InvalidData(f"{where}.template: {template} uses {missing[0]}, not in apps")
         _check_seed(item.get("seed"), f"{where}.seed")
-        pair = (template, item["seed"])
-        if pair in seen:
-            raise InvalidData(f"{where}: {template} at seed {item['seed']} is listed twice")
-        seen.add(pair)
+        message = level_error(level_of(item), f"{where}.level")
+        if message is not None:
+            raise InvalidData(message)
+        key = instance_key(item)
+        if key in seen:
+            raise InvalidData(f"{where}: {instance_name(*key)} is listed twice")
+        seen.add(key)
         for name in ("instruction", "rule", "gold_sha256"):
             if not isinstance(item.get(name), str):
                 raise InvalidData(f"{where}.{name}: must be a string")
     posed = _posed(seen)
     for i, item in enumerate(instances):
-        task = posed[(item["template"], item["seed"])]
+        task = posed[instance_key(item)]
         where = f"instances[{i}]"
-        here = f"{item['template']} at seed {item['seed']}"
+        here = instance_name(*instance_key(item))
         if task.instruction != item["instruction"] or task.rule != item["rule"]:
             raise InvalidData(
                 f"{where}: {here} is posed otherwise here: {task.instruction!r} ({task.rule})"
@@ -323,14 +389,23 @@ def check_suite(document: Any) -> dict[str, Any]:
         "templates": [
             _template_summary(known[t]) for t in dict.fromkeys(i["template"] for i in instances)
         ],
-        "instances": [
-            {
-                name: item[name]
-                for name in ("template", "seed", "instruction", "rule", "gold_sha256")
-            }
-            for item in instances
-        ],  # fmt: skip
+        "instances": [_checked_instance(item) for item in instances],
+        **({"memory": document["memory"]} if isinstance(document.get("memory"), dict) else {}),
     }
+
+
+def _checked_instance(item: dict[str, Any]) -> dict[str, Any]:
+    """An instance as a checked suite keeps it: level 3 written out when the document left it
+    out, and the ``memory`` block a memory check wrote (``agents.memory_check``)."""
+    kept = {
+        "template": item["template"],
+        "seed": item["seed"],
+        "level": level_of(item),
+        **{name: item[name] for name in ("instruction", "rule", "gold_sha256")},
+    }
+    if isinstance(item.get("memory"), dict):
+        kept["memory"] = item["memory"]
+    return kept
 
 
 def _check_name(value: Any, where: str, longest: int) -> None:

@@ -51,6 +51,11 @@ class StartRunForm(forms.Form):
         required=False, label="or task templates", help_text="Template ids, separated by commas."
     )
     seeds = forms.CharField(initial="1..3", required=False, help_text="e.g. 1..5 or 1,4,9")
+    levels = forms.CharField(
+        required=False,
+        help_text="e.g. 1,2,3 (empty: a suite's every level, or 3 for task templates)",
+        widget=forms.TextInput(attrs={"placeholder": "3", "size": 6}),
+    )
     attempts = forms.IntegerField(initial=1, min_value=1, max_value=MAX_ATTEMPTS)
     max_steps = forms.IntegerField(
         label="Step cap",
@@ -86,6 +91,7 @@ class StartRunForm(forms.Form):
             suite=suite_named(self.project, data["suite"]) if data["suite"] else None,
             tasks=tasks or None,
             seeds=data["seeds"] or None,
+            levels=data["levels"] or None,
             attempts=data["attempts"],
             max_steps=data["max_steps"],
             devices=data["devices"] or None,

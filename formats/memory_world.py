@@ -4,7 +4,8 @@ Each line of ``<split>.jsonl``: the instruction, apps, intent and difficulty; th
 (key, value, encode step, retrieve steps, and where the value appears: the encode step's
 screenshot, its app and the evidence); the gold answer and its grading rule; the reference
 length; and the environment: for a task recorded on the virtual device, its virtual task id,
-apps and seed (which reproduce the environment exactly), else the device it was recorded on.
+apps and seed, and its level when posed at L1 or L2 (which reproduce the environment exactly),
+else the device it was recorded on.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def environment(record: dict[str, Any]) -> dict[str, Any]:
         if device:
             env["reset"] = bool(device.get("reset"))
             env["device_apps"] = device.get("apps", [])
+            if "level" in device:  # posed at L1 or L2 (waypoint reset --level)
+                env["level"] = device["level"]
         return env
     device = record["device"]
     return {

@@ -12,3 +12,11 @@ def failure_label(kind: str) -> str:
         return FailureKind(kind).label.lower()
     except ValueError:
         return kind
+
+
+@register.filter
+def levelled(summary: dict) -> bool:
+    """Whether a run's scores are worth showing level by level: it plays another level than
+    L3 (STAMP's L1 or L2), or more than one."""
+    levels = [row["level"] for row in summary.get("by_level", [])]
+    return levels not in ([], [3])

@@ -15,6 +15,7 @@ from trajectories.validation import InvalidData
 from .adb import DEVICE_ERRORS, DeviceUnavailable
 
 MAX_SEED = 2**31 - 1  # what the device's `waypoint reset` accepts
+NATURAL_LEVEL = 3  # the difficulty level a reset poses tasks at unless told (STAMP's L3)
 
 
 def check_seed(value: Any, field: str = "reset_seed") -> int | None:
@@ -51,7 +52,11 @@ def _environment(output: str, serial: str) -> dict[str, Any]:
         raise DeviceUnavailable(
             f"Device {serial} gave no environment (seed and apps): {output.strip()[:200]!r}"
         ) from exc
-    return {"seed": seed, "apps": apps}
+    found = {"seed": seed, "apps": apps}
+    level = env.get("level", NATURAL_LEVEL)
+    if level != NATURAL_LEVEL:  # an environment at L3 reads as every one before levels
+        found["level"] = level
+    return found
 
 
 def read_environment(device, serial: str) -> dict[str, Any] | None:
@@ -66,14 +71,24 @@ def read_environment(device, serial: str) -> dict[str, Any] | None:
         return None  # an older virtual device, or a phone: the seed is unknown
 
 
-def reset_apps(device, serial: str, seed: int) -> dict[str, Any]:
+def reset_apps(device, serial: str, seed: int, level: int = NATURAL_LEVEL) -> dict[str, Any]:
     """Close every app of the virtual device (their state is gone) and regenerate their data
-    from ``seed``; the environment the device is at afterwards."""
+    from ``seed``, its tasks posed at difficulty ``level`` (STAMP's L1, L2 or L3:
+    ``devices/virtual/templates.py``); the environment the device is at afterwards (with
+    ``level`` when it is not 3)."""
+    command = ["waypoint", "reset", "--seed", str(seed)]
+    if level != NATURAL_LEVEL:
+        command += ["--level", str(level)]
     try:
-        output = device.shell(["waypoint", "reset", "--seed", str(seed)], timeout=60)
+        output = device.shell(command, timeout=60)
     except DEVICE_ERRORS as exc:
         raise DeviceUnavailable(f"Device {serial} did not answer the reset: {exc}") from exc
     env = _environment(output, serial)
     if env["seed"] != seed:
         raise DeviceUnavailable(f"Device {serial} reset to seed {env['seed']}, not {seed}.")
+    if env.get("level", NATURAL_LEVEL) != level:
+        raise DeviceUnavailable(
+            f"Device {serial} poses its tasks at level {env.get('level', NATURAL_LEVEL)}, not "
+            f"{level} (does its waypoint reset know --level?)"
+        )
     return env

@@ -66,7 +66,7 @@ from ..models import Lease
 from .actions import execute_action
 from .adb import DEVICE_ERRORS, DeviceFacts, DeviceUnavailable, device_facts, find_device
 from .capture import Capture, CaptureError, Settle, capture, wait_until_settled
-from .environment import check_seed, read_environment, reset_apps
+from .environment import NATURAL_LEVEL, check_seed, read_environment, reset_apps
 from .environment_memory import do_label_memory_from_environment, memory_items
 from .live import remember_frame
 
@@ -228,6 +228,7 @@ def do_start_recording(
     *,
     source: str = Source.RECORDED,
     recorder_name: str = "",
+    reset_level: int = NATURAL_LEVEL,
 ):
     """A new trajectory of ``task`` on the leased device, with its first screen captured.
 
@@ -238,7 +239,9 @@ def do_start_recording(
     cart, notes and open screens of earlier recordings are gone). The seed the device is at,
     reset or not, goes into ``metadata["virtual_device"]``, so the memory variables of the
     recording can be regenerated. A virtual task is recorded in its version for that seed
-    (its gold answer is the seed's).
+    (its gold answer is the seed's). ``reset_level``: the difficulty level the reset poses the
+    device's tasks at (STAMP's L1, L2 or L3; 3, the task alone, unless told), kept beside the
+    seed when it is not 3.
     """
     seed = check_seed(reset_seed)
     if actor is not None:
@@ -255,7 +258,7 @@ def do_start_recording(
         )
     env = None
     if seed is not None:
-        env = reset_apps(conn.device, lease.serial, seed)
+        env = reset_apps(conn.device, lease.serial, seed, reset_level)
     elif conn.facts.virtual:
         env = read_environment(conn.device, lease.serial)
     try:
@@ -935,8 +938,13 @@ def _virtual_task_record(item: dict[str, Any]) -> TaskRecord:
     digest is keyed by the server's secret (Django's ``salted_hmac``): every member sees a uid,
     and a plain hash of a four-digit code is undone by trying the 10,000 codes."""
     gold_hash = salted_hmac(VIRTUAL_TASK_SALT, item["gold"]).hexdigest()[:8]
+    # At L1 and L2 (another instruction, maybe another gold) the level is part of the uid, and
+    # the task's difficulty; at L3 both read as before levels were posed.
+    level = item.get("level", NATURAL_LEVEL)
+    at_level = f"L{level}:" if level != NATURAL_LEVEL else ""
     return TaskRecord(
-        uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{gold_hash}",
+        uid=f"{VIRTUAL_TASK_PREFIX}{item['id']}:{at_level}{gold_hash}",
+        difficulty=f"L{level}" if level != NATURAL_LEVEL else "",
         goal=item["instruction"],
         apps=item.get("apps", []),
         gold_answer=item["gold"],

@@ -32,7 +32,15 @@ from pathlib import Path
 
 from trajectories.grading import number_of
 
-from .templates import GRADING_RULES, Task, Template, grade, manifest_template
+from .templates import (
+    GRADING_RULES,
+    NATURAL_LEVEL,
+    Task,
+    Template,
+    check_level,
+    grade,
+    manifest_template,
+)
 from .world import Content, ManifestError, Variable, World
 
 __all__ = ["GRADING_RULES", "Catalog", "ManifestError", "Task", "Variable", "grade", "load_apps"]
@@ -81,6 +89,7 @@ class Catalog:
     seed: int
     apps: list[App]
     template_ids: list[str] = field(default_factory=list)  # the order tasks are listed in
+    level: int = NATURAL_LEVEL  # the difficulty level every task is posed at (templates.py)
 
     @property
     def variables(self) -> list[Variable]:
@@ -212,13 +221,19 @@ def all_templates(raw: list[tuple[Path, dict]] | None = None) -> list[Template]:
     return templates
 
 
-def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = APPS_DIR) -> Catalog:
+def load_apps(
+    seed: int = 0,
+    names: list[str] | None = None,
+    apps_dir: Path = APPS_DIR,
+    level: int = NATURAL_LEVEL,
+) -> Catalog:
     """Read every app's manifest, generate the apps' data from ``seed``, pose every template's
-    instance at that seed.
+    instance at that seed and at difficulty ``level`` (1, 2 or 3; templates.py).
 
     ``names`` selects apps by slug or package (empty: all). Tasks whose apps are not all
     selected are left out. The answers app is always included.
     """
+    check_level(level)
     raw = read_manifests(apps_dir)
     world = build_world(seed, raw)
     templates = all_templates(raw)
@@ -248,6 +263,6 @@ def load_apps(seed: int = 0, names: list[str] | None = None, apps_dir: Path = AP
     by_slug = {app.slug: app for app in apps}
     for template in templates:
         if set(template.apps) <= set(by_slug):
-            task = template.instance(world)
+            task = template.instance(world, level)
             by_slug[task.app].tasks.append(task)
-    return Catalog(seed=seed, apps=apps, template_ids=[t.id for t in templates])
+    return Catalog(seed=seed, apps=apps, template_ids=[t.id for t in templates], level=level)

@@ -15,6 +15,7 @@ import time
 from devices.virtual.fs import FsError, normalize
 from devices.virtual.keys import KEYCODES
 from devices.virtual.shell import Result, Shell
+from devices.virtual.templates import LEVELS, NATURAL_LEVEL
 
 COMMANDS: dict = {}
 
@@ -547,27 +548,40 @@ WAYPOINT_USAGE = """usage: waypoint <command>
   task start <id>   open the answer page for a task
   grade <id> <answer>  print success or failure for an answer
   env               JSON of the seed and the apps that reproduce the apps' data
-  reset [--seed N]  close every app, dropping its state, and regenerate the apps' data from
-                    seed N (default: the current seed); prints what env prints
+  reset [--seed N] [--level L]
+                    close every app, dropping its state, and regenerate the apps' data from
+                    seed N (default: the current seed), posing every task at difficulty level
+                    L (1, 2 or 3; default 3, the task alone); prints what env prints
 """
 MAX_SEED = 2**31 - 1
 
 
-def parse_reset(args: list[str], current: int) -> int:
-    """The seed of ``waypoint reset [--seed N]``; ValueError with the message to print."""
-    if not args:
-        return current
-    if args[0] == "--seed" and len(args) == 2:
-        value = args[1]
-    elif args[0].startswith("--seed=") and len(args) == 1:
-        value = args[0].removeprefix("--seed=")
-    else:
-        raise ValueError(f"waypoint reset: unexpected arguments: {' '.join(args)}")
-    if not value.isdigit() or int(value) > MAX_SEED:
+def parse_reset(args: list[str], current: int) -> tuple[int, int]:
+    """The seed and level of ``waypoint reset [--seed N] [--level L]`` (the seed defaults to
+    the current one, the level to 3); ValueError with the message to print."""
+    given: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        name, equals, value = arg.partition("=")
+        if name not in ("--seed", "--level") or name in given:
+            raise ValueError(f"waypoint reset: unexpected arguments: {' '.join(args)}")
+        if not equals:
+            if not rest:
+                raise ValueError(f"waypoint reset: unexpected arguments: {' '.join(args)}")
+            value = rest.pop(0)
+        given[name] = value
+    seed = given.get("--seed", str(current))
+    if not seed.isdigit() or int(seed) > MAX_SEED:
         raise ValueError(
-            f"waypoint reset: --seed must be a whole number from 0 to {MAX_SEED}, got {value!r}"
+            f"waypoint reset: --seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}"
         )
-    return int(value)
+    level = given.get("--level", str(NATURAL_LEVEL))
+    if level not in {str(n) for n in LEVELS}:
+        raise ValueError(
+            f"waypoint reset: --level must be 1, 2 or 3 (STAMP's difficulty levels), got {level!r}"
+        )
+    return int(seed), int(level)
 
 
 @command("waypoint")
@@ -590,10 +604,10 @@ async def waypoint(sh: Shell, argv, stdin):
         return ok(json.dumps(phone.environment(), ensure_ascii=False) + "\n")
     if sub == "reset":
         try:
-            seed = parse_reset(argv[2:], phone.catalog.seed)
+            seed, level = parse_reset(argv[2:], phone.catalog.seed)
         except ValueError as exc:
             return err(f"{exc}\n", 2)
-        await phone.reset(seed)
+        await phone.reset(seed, level)
         return ok(json.dumps(phone.environment(), ensure_ascii=False) + "\n")
     if sub == "task" and argv[2:3] == ["start"] and len(argv) > 3:
         if phone.catalog.task(argv[3]) is None:

@@ -17,6 +17,7 @@ from devices.virtual.apps import Catalog, load_apps
 from devices.virtual.fs import MemoryFS
 from devices.virtual.screen import LAUNCHER, Screen
 from devices.virtual.services import open_service
+from devices.virtual.templates import NATURAL_LEVEL
 from devices.virtual.transport import Connection
 
 logger = logging.getLogger(__name__)
@@ -185,18 +186,21 @@ class Phone:
         await self.screen.force_stop(package)
         await self._after_input()
 
-    async def reset(self, seed: int) -> None:
-        """Every app back to its first launch with the memory variables of ``seed``."""
-        catalog = load_apps(seed, self.config.apps)
+    async def reset(self, seed: int, level: int = NATURAL_LEVEL) -> None:
+        """Every app back to its first launch with the memory variables of ``seed``, its tasks
+        posed at difficulty ``level`` (templates.py)."""
+        catalog = load_apps(seed, self.config.apps, level=level)
         await self.screen.reload(catalog)
         self.catalog = catalog
         self.resets += 1
         await self._after_input()
 
     def environment(self) -> dict:
-        """What reproduces the apps' data: the seed and the apps (``waypoint env``)."""
+        """What reproduces the apps' data and its tasks: the seed, the level its tasks are
+        posed at and the apps (``waypoint env``)."""
         return {
             "seed": self.catalog.seed,
+            "level": self.catalog.level,
             "apps": [
                 {"slug": a.slug, "package": a.package, "label": a.label, "version": a.version}
                 for a in self.catalog.apps

@@ -5,6 +5,21 @@ An instance is a template at a seed: ``waypoint reset --seed N`` puts every app 
 world, and ``waypoint tasks`` lists each template's instance there (instruction, gold answer,
 rule). Each template says which of Memory-World's memory types it exercises (STAMP): *what* is
 remembered, *how far* it is carried, and *what is done* with it.
+
+Every instance is posed at one of STAMP's difficulty levels (appendix A.3, tables 12-13: "L1
+simplifies the task configuration and provides task-required knowledge, L2 keeps the original
+configuration while providing task-required knowledge, and L3 uses the original task setting
+without additional assistance"); an instance is (template, seed, level):
+
+- **L3** (the default): the template's goal, as every instance was posed before levels.
+- **L2**: the same goal, its sentences untouched and first, then after a blank line the
+  task-required knowledge: where each value the task needs is ("Where to find it: ...", the
+  ``guideline``'s "(app: where)" text). Scripted solvers parse the goal; the knowledge block
+  starts after ``"\n\n"`` and names no value.
+- **L1**: L2's text, posed from the template's simplified configuration (``Template.simplify``:
+  a second ``make`` with fewer targets or distractors) when it has one; the gold answer and
+  the memory variables are the simplified ones. A template without ``simplify`` poses L1 as L2:
+  STAMP's L1 is simplified where a simplification exists.
 """
 
 from __future__ import annotations
@@ -28,12 +43,33 @@ INTENTS = (
     "Content Creation", "Configuration",
 )  # fmt: skip
 ANSWERS_SLUG = "answers"
+LEVELS = (1, 2, 3)  # STAMP's difficulty levels; 3 is the natural task
+NATURAL_LEVEL = 3
+KNOWLEDGE = "Where to find it: "  # how the L1/L2 knowledge block begins, after a blank line
 # The final answer's format by the kind of value it is (a template may say its own).
 OUTPUT_FORMATS = {
     "price": "the price only, as the app shows it (e.g. $42.10)",
     "holder": "the name only (e.g. FreshCart)",
     "time": "the time only, as written (e.g. 14:30)",
 }
+
+
+def level_error(value: object, where: str = "level") -> str | None:
+    """Why ``value`` is no difficulty level (None when it is one): the message names them."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in LEVELS:
+        return (
+            f"{where}: {value!r} is no difficulty level (the levels are 1, 2 and 3: L1 simplified "
+            "with the task-required knowledge, L2 the task with the knowledge, L3 the task alone)"
+        )
+    return None
+
+
+def check_level(value: object, where: str = "level") -> int:
+    """``value`` as a difficulty level; ManifestError (a ValueError) naming the levels if not."""
+    message = level_error(value, where)
+    if message is not None:
+        raise ManifestError(message)
+    return value  # type: ignore[return-value]
 
 
 def grade(rule: str, gold: str, answer: str) -> bool:
@@ -49,7 +85,7 @@ def grade(rule: str, gold: str, answer: str) -> bool:
 
 @dataclass
 class Task:
-    """A template's instance at one seed, as the device poses it."""
+    """A template's instance at one seed and difficulty level, as the device poses it."""
 
     id: str
     app: str
@@ -65,6 +101,7 @@ class Task:
     output_format: str = ""
     memory: dict[str, str] = field(default_factory=dict)  # what, distance, use
     intent: str = ""
+    level: int = NATURAL_LEVEL  # STAMP's L1, L2 or L3 (the module's docstring)
 
     def grade(self, answer: str) -> bool:
         return grade(self.rule, self.gold, answer)
@@ -104,6 +141,9 @@ class Template:
     # says what to answer, and the agent answers (the answer action) wherever it is.
     answers_page: bool = False
     home: str = ""  # the app whose manifest declares the task (default: the first app)
+    # The simplified configuration L1 is posed from (fewer targets or distractors; the gold
+    # and the variables are its own); None: L1 is posed as L2.
+    simplify: Make | None = None
 
     def __post_init__(self) -> None:
         where = f"template {self.id}"
@@ -119,13 +159,19 @@ class Template:
         if self.distance == "cross_app" and len(set(self.apps)) < 2:
             raise ManifestError(f"{where}: a cross-app template needs two apps")
 
-    def resolve(self, world: World) -> Resolved:
+    def resolve(self, world: World, level: int = NATURAL_LEVEL) -> Resolved:
+        """The instance's gold, variables and parameters: ``simplify``'s at L1 when the template
+        has one, ``make``'s otherwise (each from the same seeded random numbers)."""
+        check_level(level)
         rng = random.Random(f"{world.seed}/template/{self.id}")
-        return self.make(world, rng)
+        make = self.simplify if level == 1 and self.simplify is not None else self.make
+        return make(world, rng)
 
-    def instance(self, world: World) -> Task:
-        """The task this template poses at the world's seed."""
-        resolved = self.resolve(world)
+    def instance(self, world: World, level: int = NATURAL_LEVEL) -> Task:
+        """The task this template poses at the world's seed and difficulty ``level`` (1, 2 or
+        3; see the module's docstring): at L3 the goal alone, at L2 and L1 the goal then,
+        after a blank line, where each value it needs is."""
+        resolved = self.resolve(world, level)
         variables = world.variables()
         missing = [r for r in resolved.variables if r not in variables]
         if missing:
@@ -145,6 +191,8 @@ class Template:
             instruction = self.goal.format(**resolved.params)
         except KeyError as exc:
             raise ManifestError(f"template {self.id}: the goal names {exc}, no parameter") from exc
+        if level < NATURAL_LEVEL and used:
+            instruction += f"\n\n{KNOWLEDGE}{reads}."
         return Task(
             id=self.id,
             app=self.home or self.apps[0],
@@ -158,6 +206,7 @@ class Template:
             output_format=output_format,
             memory={"what": self.what, "distance": self.distance, "use": self.use},
             intent=self.intent,
+            level=level,
         )
 
 

@@ -148,7 +148,7 @@ def test_a_runs_instances_are_posed_by_its_job_not_its_request(project, alice, p
     monkeypatch.setattr(runner, "send_episode", sent.append)
     run = do_start_run(project, alice, agent="solver", tasks=[ORDER, CODE], seeds="1..2")
     assert posing.calls == 0
-    unposed = [{"template": t, "seed": s} for t in (ORDER, CODE) for s in (1, 2)]
+    unposed = [{"template": t, "seed": s, "level": 3} for t in (ORDER, CODE) for s in (1, 2)]
     assert Run.objects.get(pk=run.pk).instances == unposed
     detail = APIClient()
     detail.force_authenticate(alice)

@@ -54,6 +54,7 @@ def test_an_instance_carries_its_instruction_and_a_digest_of_its_gold_not_the_go
     assert item == {
         "template": "bank-pay-invoice",
         "seed": 2,
+        "level": 3,
         "instruction": task.instruction,
         "rule": "exact",
         "gold_sha256": hashlib.sha256(task.gold.encode()).hexdigest(),

@@ -111,6 +111,10 @@ class Command(BaseCommand):
             "openai:mobile_use,model=NAME (see agents/registry.py)",
         )
         parser.add_argument("--seeds", help="e.g. 1..5 or 1,4,9")
+        parser.add_argument(
+            "--levels",
+            help="difficulty levels, e.g. 1,2,3 (default: a suite's every level, else 3)",
+        )
         parser.add_argument("--attempts", type=int, default=1)
         parser.add_argument("--max-steps", type=int, default=None)
         parser.add_argument(
@@ -141,6 +145,7 @@ class Command(BaseCommand):
                 "suite": suite,
                 "tasks": tasks or None,
                 "seeds": options["seeds"],
+                "levels": options["levels"],
                 "attempts": options["attempts"],
                 "max_steps": options["max_steps"],
             }
