@@ -15,6 +15,10 @@ The scorer finds a link's ``source`` among every step's aliases (its index, its 
 and anchor ids alike; when an anchor id of a record is also a step alias (an imported anchor
 named ``1``, say), every anchor id of that record is written as ``anchor:<id>``.
 
+A task imported from AndroTMem's own files (``metadata["androtmem"]``, see
+:mod:`formats.androtmem_import`) keeps its ``task_id``, and its anchors and links are written
+as the dataset drew them: neither of the two additions below is made to it.
+
 The scorer finds the final completion step by an anchor whose content contains "finish" (in
 any case); a Waypoint ``finish`` anchor whose content does not say so gets ``finish: `` put in
 front. When the scorer's final step (the last with a finish anchor or a ``finish`` action:
@@ -153,7 +157,10 @@ def task_record(
 ) -> dict[str, Any]:
     """The AndroTMem task record of a native record; ``image_of(blob)`` copies an image;
     ``memory_blocks`` (by step index) become each step's ``memory_block``."""
-    task_id = record["id"]
+    # A task imported from AndroTMem's own files keeps its task_id and its links as drawn.
+    imported = record["metadata"].get(FORMAT) or {}
+    task_id = imported.get("task_id") or record["id"]
+    as_drawn = bool(imported.get("as_drawn"))
     step_aliases = {str(s["index"]) for s in record["steps"]}
     step_aliases |= {f"{task_id}/{s['index']}" for s in record["steps"]}
     qualify = any(a["id"] in step_aliases for a in record["anchors"])
@@ -195,8 +202,8 @@ def task_record(
                         {
                             "id": anchor_id(a["id"]),
                             "type": a["type"],
-                            "content": _finish_content(a),
-                            "content_en": _finish_content(a),
+                            "content": a["content"] if as_drawn else _finish_content(a),
+                            "content_en": a["content"] if as_drawn else _finish_content(a),
                             "description": a["description"],
                             "description_en": a["description"],
                             "evidence": a["evidence"],
@@ -215,7 +222,8 @@ def task_record(
                 },
             }
         )
-    _link_final_step_to_finish_anchor(steps, record["anchors"], anchor_id)
+    if not as_drawn:
+        _link_final_step_to_finish_anchor(steps, record["anchors"], anchor_id)
     task = record["task"]
     device = record["metadata"].get("virtual_device") or {}
     out = {

@@ -28,7 +28,15 @@ from trajectories.services import (
 )
 from trajectories.validation import InvalidData, check_trajectory_record, fail
 
-from . import androidcontrol, androtmem, droidbot, memory_world, stamp_sft, waypoint
+from . import (
+    androidcontrol,
+    androtmem,
+    androtmem_import,
+    droidbot,
+    memory_world,
+    stamp_sft,
+    waypoint,
+)
 from .archive import open_source
 from .dataset import Split, check_plain_options
 from .detect import AUTO, detect_folder_format
@@ -42,6 +50,7 @@ Exporter = Callable[..., dict[str, Any]]
 IMPORTERS: dict[str, tuple[Reader, Counter]] = {
     "waypoint": (waypoint.read_waypoint, waypoint.count_lines),
     "droidbot": (droidbot.read_droidbot, droidbot.count_trajectories),
+    "androtmem": (androtmem_import.read_androtmem, androtmem_import.count_tasks),
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,

@@ -1,8 +1,10 @@
 """Telling an import's format from its content: a folder, or a .zip / .tar before it is unpacked.
 
-A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"``; DroidBot output has the
-folders ``states/`` and ``events/``. Either may sit inside one top folder, as an archive of a
-folder does. Archives are only listed here (and their manifest read): nothing is extracted.
+A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"`` (or ``"androtmem"``:
+Waypoint's AndroTMem export imports as AndroTMem); DroidBot output has the folders ``states/``
+and ``events/``; AndroTMem-Bench ground truth is ``*.jsonl`` / ``*.json`` files at the top.
+Any of them may sit inside one top folder, as an archive of a folder does. Archives are only
+listed here (and their manifest read): nothing is extracted.
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from django.conf import settings
 from trajectories.bounds import load_json
 from trajectories.validation import InvalidData
 
-from . import droidbot, waypoint
+from . import androtmem, droidbot, waypoint
+from .androtmem_import import IMAGES
 
 AUTO = "auto"  # the format name that asks for detection
 LOOKED_FOR = (
     f'looked for {waypoint.MANIFEST} with "format": "{waypoint.FORMAT}" (a Waypoint export) '
     f"and for the folders {droidbot.STATES}/ and {droidbot.EVENTS}/ (DroidBot output)"
 )
+LOOKED_FOR += ", for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench)"
+# Formats whose Waypoint export has a manifest naming them, imported by a reader of their own.
+MANIFEST_FORMATS = {waypoint.FORMAT: "waypoint", androtmem.FORMAT: "androtmem"}
 
 
 def detect_format(names: Collection[str], read: Callable[[str], bytes], where: str) -> str:
@@ -39,8 +45,8 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InvalidData(f"{where}: {waypoint.MANIFEST}: invalid JSON ({exc})") from None
         found = manifest.get("format") if isinstance(manifest, dict) else None
-        if found == waypoint.FORMAT:
-            return "waypoint"
+        if found in MANIFEST_FORMATS:
+            return MANIFEST_FORMATS[found]
         raise InvalidData(
             f"{where}: cannot tell the import format: {waypoint.MANIFEST} names the format "
             f"{found!r}; {LOOKED_FOR}"
@@ -49,6 +55,13 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     folders |= {name.strip("/") for name in names if name.endswith("/")}
     if {droidbot.STATES, droidbot.EVENTS} <= folders:
         return "droidbot"
+    # A JSON Lines file of tasks (a native export's, without its manifest, is not), or a
+    # JSON array of tasks beside an images/ folder.
+    top = {n for n in names if "/" not in n} - {waypoint.DATA_FILE}
+    if any(n.endswith(".jsonl") for n in top) or (
+        any(n.endswith(".json") for n in top) and IMAGES in folders
+    ):
+        return "androtmem"
     raise InvalidData(f"{where}: cannot tell the import format: {LOOKED_FOR}")
 
 

@@ -18,7 +18,11 @@ from .catalogue import EXPORTERS, IMPORTERS
 from .detect import AUTO
 from .jobs import do_start_export, do_start_import
 
-IMPORT_FORMAT_NAMES = {"waypoint": "Waypoint export", "droidbot": "DroidBot output"}
+IMPORT_FORMAT_NAMES = {
+    "waypoint": "Waypoint export",
+    "droidbot": "DroidBot output",
+    "androtmem": "AndroTMem-Bench (task records and images)",
+}
 
 
 class ImportForm(forms.Form):

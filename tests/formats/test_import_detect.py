@@ -25,7 +25,8 @@ pytestmark = pytest.mark.django_db
 
 LOOKED_FOR = (
     'looked for manifest.json with "format": "waypoint" (a Waypoint export) '
-    "and for the folders states/ and events/ (DroidBot output)"
+    "and for the folders states/ and events/ (DroidBot output), "
+    "for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench)"
 )
 
 
@@ -94,9 +95,9 @@ def test_it_detects_a_tar_gz(client, project, alice, exported, tmp_path):
             f"file: data.zip: cannot tell the import format: {LOOKED_FOR}",
         ),
         (
-            {"manifest.json": json.dumps({"format": "androtmem"}).encode()},
+            {"manifest.json": json.dumps({"format": "memory-world"}).encode()},
             "file: data.zip: cannot tell the import format: manifest.json names the format "
-            f"'androtmem'; {LOOKED_FOR}",
+            f"'memory-world'; {LOOKED_FOR}",
         ),
         (
             {"states/state_1.json": b"{}"},
@@ -110,6 +111,13 @@ def test_it_names_what_it_looked_for_in_an_unknown_archive(client, project, alic
     assert response.status_code == 200
     assert response.context["form"].non_field_errors() == [message]
     assert not Job.objects.exists()
+
+
+def test_it_detects_an_androtmem_export_by_its_manifest(client, project, alice):
+    client.force_login(alice)
+    files = {"bench/manifest.json": json.dumps({"format": "androtmem"}).encode()}
+    post_import(client, project, zipped(files | {"bench/test.jsonl": b""}), format="auto")
+    assert Job.objects.get().format == "androtmem"
 
 
 def test_a_chosen_format_is_kept(client, project, alice, exported):
