@@ -65,7 +65,13 @@ class RunRequestSerializer(serializers.Serializer):
     attempts = serializers.IntegerField(
         required=False, default=1, min_value=1, max_value=MAX_ATTEMPTS
     )
-    max_steps = serializers.IntegerField(required=False, min_value=1, max_value=MAX_STEPS)
+    max_steps = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_STEPS,
+        help_text="The step cap of every episode (default: each instance's own budget, "
+        "WAYPOINT_AGENT_MAX_STEPS for a template without one).",
+    )
     devices = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -128,7 +134,9 @@ class EpisodeSerializer(serializers.Serializer):
 
 class RunDetailSerializer(RunSummarySerializer):
     job = serializers.IntegerField()
-    max_steps = serializers.IntegerField()
+    max_steps = serializers.IntegerField(
+        allow_null=True, help_text="The run's step cap; null: each instance's own budget."
+    )
     options = serializers.DictField()
     instances = serializers.ListField(child=serializers.DictField())
     devices = serializers.ListField(child=serializers.DictField())

@@ -65,7 +65,9 @@ class Run(models.Model):
     suite_name = models.CharField(max_length=100, blank=True)
     suite_version = models.CharField(max_length=32, blank=True)
     instances = models.JSONField(default=list, help_text="[{template, seed, level}, ...] in order.")
-    max_steps = models.PositiveSmallIntegerField(default=30)
+    max_steps = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The run's step cap; null: each instance's own budget."
+    )
     devices = models.JSONField(
         default=list, help_text="The pool: [{serial, adb_server}], devices of the project."
     )

@@ -70,7 +70,7 @@ from .base import Agent, AgentStep, Observation
 from .models import Episode, EpisodeStatus, FailureKind, Run
 from .pool import NoDevice, release_device, take_device
 from .registry import AgentSpec, build_agent
-from .suites import pose_instances
+from .suites import instance_key, pose_instances
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,16 @@ def run_agent_run(job: Job, progress) -> dict[str, Any] | str:
     for episode_id in to_send:
         send_episode(episode_id)
     return DETACHED
+
+
+def step_cap(run: Run, episode: Episode) -> int:
+    """The steps an episode is given: the run's cap when it names one, else its instance's own
+    budget (a long template's, ``Template.max_steps``), else ``WAYPOINT_AGENT_MAX_STEPS``."""
+    if run.max_steps:
+        return run.max_steps
+    key = (episode.template, episode.seed, episode.level)
+    budget = next((i.get("max_steps") for i in run.instances if instance_key(i) == key), None)
+    return budget or settings.WAYPOINT_AGENT_MAX_STEPS
 
 
 def pose_run_instances(run: Run) -> None:
@@ -370,7 +380,7 @@ def play_on_device(
     except (DeviceUnavailable, RecordingError, *DEVICE_ERRORS) as exc:
         return Played(failure_kind=FailureKind.DEVICE_ERROR, message=str(exc))
     Episode.objects.filter(pk=episode.pk).update(trajectory=trajectory)
-    played = drive(trajectory, agent, conn, run.max_steps, Holding(lease, lease_lost))
+    played = drive(trajectory, agent, conn, step_cap(run, episode), Holding(lease, lease_lost))
     played.device_serial = lease.serial
     played.trajectory = trajectory
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from trajectories import events
@@ -17,6 +16,7 @@ from .models import Episode, Run, Suite
 from .pool import check_pool
 from .registry import check_agent, parse_agent_spec
 from .suites import (
+    MAX_STEPS,
     check_instances,
     check_run_size,
     check_suite,
@@ -27,10 +27,10 @@ from .suites import (
     parse_levels,
     parse_seeds,
     seed_ranges,
+    select_templates,
 )
 
 MAX_ATTEMPTS = 20
-MAX_STEPS = 200
 
 
 def suite_named(project: Project, name: str) -> Suite:
@@ -111,7 +111,8 @@ def run_instances(
     levels: Any = None,
 ) -> list[dict[str, Any]]:
     """The instances a run plays: a suite's (only those at ``seeds`` and ``levels`` when
-    given), or every task template named at every seed and difficulty level (default: L3),
+    given), or every task template named (ids, or ``memory``, ``short``, ``all``, ``app:SLUG``:
+    :func:`~agents.suites.select_templates`) at every seed and difficulty level (default: L3),
     given as ``{template, seed, level}``: the run's job poses them (``agents.runner``), not the
     request. A run of more than ``WAYPOINT_MAX_RUN_EPISODES`` episodes (instances x attempts)
     is refused first, counted without listing its seeds."""
@@ -137,6 +138,7 @@ def run_instances(
             len(instances) * attempts, f"{counted(len(instances), 'instance')} x {times}"
         )
         return instances
+    tasks = select_templates(tasks or [])
     if not tasks:
         raise InvalidData("suite: give a suite, or task templates (tasks) and seeds")
     seeds = seeds if seeds else "0"
@@ -169,12 +171,8 @@ def do_start_run(
     spec = parse_agent_spec(agent)
     attempts = _bounded(attempts, "attempts", 1, MAX_ATTEMPTS)
     instances = run_instances(suite, tasks, seeds, attempts, levels)
-    max_steps = _bounded(
-        settings.WAYPOINT_AGENT_MAX_STEPS if max_steps is None else max_steps,
-        "max_steps",
-        1,
-        MAX_STEPS,
-    )
+    if max_steps is not None:  # else each instance's own budget (agents.runner.step_cap)
+        max_steps = _bounded(max_steps, "max_steps", 1, MAX_STEPS)
     check_agent(spec, project, instances)
     pool = check_pool(project, devices)
     with transaction.atomic(durable=True):

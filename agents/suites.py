@@ -32,6 +32,7 @@ from devices.virtual.templates import NATURAL_LEVEL, Task, Template, level_error
 from trajectories.validation import InvalidData, InvalidRequest
 
 SUITE_FORMAT = "waypoint-suite"
+MAX_STEPS = 200  # the most steps an episode may be given (a run's cap, an instance's budget)
 SCHEMA_VERSION = 1
 MAX_SEED = 2**31 - 1  # what `waypoint reset --seed` accepts
 MAX_INSTANCES = 100_000  # seeds one text may name (a run and a suite hold fewer: core/limits)
@@ -203,7 +204,7 @@ def posed_tasks(instances: Iterable[dict[str, Any]]) -> dict[tuple[str, int, int
 
 def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
     """An instance as a suite document lists it."""
-    return {
+    posed = {
         "template": template_id,
         "seed": seed,
         "level": task.level,
@@ -211,6 +212,34 @@ def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
         "rule": task.rule,
         "gold_sha256": gold_digest(task.gold),
     }
+    if task.max_steps:
+        posed["max_steps"] = task.max_steps
+    return posed
+
+
+def select_templates(spec: str | Iterable[str]) -> list[str]:
+    """Template ids from what a person writes, comma-separated or as a list: ``memory`` (the
+    long templates whose values leave the agent's window, the default suite), ``short`` (the
+    first lookups), ``all``, ``app:mail`` (the templates using an app) and template ids, each
+    kept once in the order named."""
+    parts = spec.split(",") if isinstance(spec, str) else list(spec)
+    known = all_templates()
+    groups = {"all": [t.id for t in known]}
+    for template in known:
+        groups.setdefault(template.group, []).append(template.id)
+    chosen: list[str] = []
+    for part in (str(p).strip() for p in parts if str(p).strip()):
+        if part in groups:
+            chosen += groups[part]
+        elif part.startswith("app:"):
+            slug = part.removeprefix("app:")
+            ids = [t.id for t in known if slug in t.apps]
+            if not ids:
+                raise InvalidData(f"templates: no template uses an app {slug!r}")
+            chosen += ids
+        else:
+            chosen.append(part)
+    return list(dict.fromkeys(chosen))
 
 
 def check_instances(
@@ -366,6 +395,9 @@ def check_suite(document: Any) -> dict[str, Any]:
         for name in ("instruction", "rule", "gold_sha256"):
             if not isinstance(item.get(name), str):
                 raise InvalidData(f"{where}.{name}: must be a string")
+        budget = item.get("max_steps", 1)
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_STEPS:
+            raise InvalidData(f"{where}.max_steps: a whole number of steps from 1 to {MAX_STEPS}")
     posed = _posed(seen)
     for i, item in enumerate(instances):
         task = posed[instance_key(item)]
@@ -403,6 +435,8 @@ def _checked_instance(item: dict[str, Any]) -> dict[str, Any]:
         "level": level_of(item),
         **{name: item[name] for name in ("instruction", "rule", "gold_sha256")},
     }
+    if "max_steps" in item:
+        kept["max_steps"] = item["max_steps"]
     if isinstance(item.get("memory"), dict):
         kept["memory"] = item["memory"]
     return kept

@@ -59,9 +59,12 @@ class StartRunForm(forms.Form):
     attempts = forms.IntegerField(initial=1, min_value=1, max_value=MAX_ATTEMPTS)
     max_steps = forms.IntegerField(
         label="Step cap",
-        initial=settings.WAYPOINT_AGENT_MAX_STEPS,
+        required=False,
         min_value=1,
         max_value=MAX_STEPS,
+        help_text="Empty: each task's own budget (the long memory tasks need more than "
+        f"{settings.WAYPOINT_AGENT_MAX_STEPS}, the others' default).",
+        widget=forms.NumberInput(attrs={"placeholder": "own", "size": 4}),
     )
     devices = forms.MultipleChoiceField(
         required=False,

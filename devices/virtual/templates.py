@@ -44,6 +44,7 @@ INTENTS = (
 )  # fmt: skip
 ANSWERS_SLUG = "answers"
 LEVELS = (1, 2, 3)  # STAMP's difficulty levels; 3 is the natural task
+GROUPS = ("memory", "short")  # the built-in suites' templates (Template.group)
 NATURAL_LEVEL = 3
 KNOWLEDGE = "Where to find it: "  # how the L1/L2 knowledge block begins, after a blank line
 # The final answer's format by the kind of value it is (a template may say its own).
@@ -102,6 +103,7 @@ class Task:
     memory: dict[str, str] = field(default_factory=dict)  # what, distance, use
     intent: str = ""
     level: int = NATURAL_LEVEL  # STAMP's L1, L2 or L3 (the module's docstring)
+    max_steps: int = 0  # the instance's step budget (0: the runner's default)
 
     def grade(self, answer: str) -> bool:
         return grade(self.rule, self.gold, answer)
@@ -144,6 +146,12 @@ class Template:
     # The simplified configuration L1 is posed from (fewer targets or distractors; the gold
     # and the variables are its own); None: L1 is posed as L2.
     simplify: Make | None = None
+    # How many steps an agent is given (as AndroidWorld gives each task a budget); 0: the
+    # runner's default (WAYPOINT_AGENT_MAX_STEPS), enough for the short templates.
+    max_steps: int = 0
+    # The benchmark it belongs to (GROUPS): "memory", long tasks whose values leave the
+    # agent's window before they are used (issue 35), or "short", the first lookups.
+    group: str = "short"
 
     def __post_init__(self) -> None:
         where = f"template {self.id}"
@@ -153,6 +161,7 @@ class Template:
             ("distance", self.distance, DISTANCE),
             ("use", self.use, USE),
             ("intent", self.intent, INTENTS),
+            ("group", self.group, GROUPS),
         ):
             if value not in known:
                 raise ManifestError(f"{where}: unknown {name} {value!r} (known: {known})")
@@ -207,6 +216,7 @@ class Template:
             memory={"what": self.what, "distance": self.distance, "use": self.use},
             intent=self.intent,
             level=level,
+            max_steps=self.max_steps,
         )
 
 

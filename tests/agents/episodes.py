@@ -49,10 +49,19 @@ def instance(device: adbutils.AdbDevice, template_id: str) -> dict:
 
 
 def play(
-    device: adbutils.AdbDevice, agent: Agent, template_id: str, seed: int, max_steps: int = 40
+    device: adbutils.AdbDevice,
+    agent: Agent,
+    template_id: str,
+    seed: int,
+    max_steps: int | None = None,
+    level: int = 3,
 ) -> Episode:
-    device.shell(["waypoint", "reset", "--seed", str(seed)], timeout=60)
-    goal = instance(device, template_id)["instruction"]
+    """The agent's episode of the template at ``seed`` and ``level``, given ``max_steps`` (by
+    default the instance's own budget, else 40)."""
+    device.shell(["waypoint", "reset", "--seed", str(seed), "--level", str(level)], timeout=60)
+    task = instance(device, template_id)
+    goal = task["instruction"]
+    max_steps = max_steps or task.get("max_steps") or 40
     episode = Episode(template_id, seed, goal)
     agent.start(goal)
     for index in range(max_steps):

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.suites import make_suite, parse_levels, parse_seeds
-from devices.virtual.apps import all_templates
+from agents.suites import make_suite, parse_levels, parse_seeds, select_templates
 from trajectories.validation import InvalidData
 
 
@@ -55,21 +54,3 @@ class Command(BaseCommand):
             + (f" x {len(levels)} levels" if len(levels) > 1 else "")
             + f") in {options['out']}"
         )
-
-
-def select_templates(spec: str) -> list[str]:
-    """``all``, ``app:mail`` (the templates using an app) and template ids, comma-separated."""
-    known = all_templates()
-    chosen: list[str] = []
-    for part in (p.strip() for p in spec.split(",") if p.strip()):
-        if part == "all":
-            chosen += [t.id for t in known]
-        elif part.startswith("app:"):
-            slug = part.removeprefix("app:")
-            ids = [t.id for t in known if slug in t.apps]
-            if not ids:
-                raise InvalidData(f"templates: no template uses an app {slug!r}")
-            chosen += ids
-        else:
-            chosen.append(part)
-    return list(dict.fromkeys(chosen))

@@ -66,6 +66,23 @@ class Chain:
         return next(v for v in self.values if v.label == label)
 
 
+# The Memory-World type of each field a source reads (what L1's simplification keeps, below).
+KINDS = {
+    "reference": "code", "amount due": "price", "due date": "date", "locker": "name",
+    "pickup code": "code", "delivery day": "date", "phone number": "code", "city": "name",
+    "birthday": "date", "place": "name", "attendee": "name", "start": "time",
+    "flight number": "code", "fare": "price", "gate": "code", "seats left": "number",
+    "humidity": "number", "high": "number", "balance": "price", "IBAN": "code",
+}  # fmt: skip
+
+
+def reads(source: Callable[[Chain], None], leg: str, factory: Callable, fields: tuple[str, ...]):
+    """``source``, a sentence reading ``fields`` in its app, named for what it is (``leg``) and
+    able to be made again with fewer fields (``factory``)."""
+    source.leg, source.factory, source.fields = leg, factory, fields
+    return source
+
+
 def listed(labels: list[str]) -> str:
     return "; ".join(labels)
 
@@ -95,8 +112,7 @@ def invoice(*fields: str) -> Callable[[Chain], None]:
         c.read(f"In Mailbox, read the invoice from {company}: its {fields_phrase(list(fields))}.",
                values)  # fmt: skip
 
-    source.leg = "invoice"
-    return source
+    return reads(source, "invoice", invoice, fields)
 
 
 def pay(c: Chain) -> None:
@@ -153,8 +169,7 @@ def track(*fields: str) -> Callable[[Chain], None]:
         c.read(f"In ParcelTrack, track the {shop} parcel by its tracking number: its "
                f"{fields_phrase(list(fields))}.", values)  # fmt: skip
 
-    source.leg = "track"
-    return source
+    return reads(source, "track", track, fields)
 
 
 def contact(*fields: str) -> Callable[[Chain], None]:
@@ -173,8 +188,7 @@ def contact(*fields: str) -> Callable[[Chain], None]:
         ]  # fmt: skip
         c.read(f"In Contacts, open {name}'s page: their {fields_phrase(list(fields))}.", values)
 
-    source.leg = "contact"
-    return source
+    return reads(source, "contact", contact, fields)
 
 
 def event(*fields: str) -> Callable[[Chain], None]:
@@ -201,8 +215,7 @@ def event(*fields: str) -> Callable[[Chain], None]:
         c.read(f"In Agenda, open '{title}' on {day}: "
                f"{fields_phrase([words[f] for f in fields])}.", values)  # fmt: skip
 
-    source.leg = "event"
-    return source
+    return reads(source, "event", event, fields)
 
 
 def attendee_phone(c: Chain) -> None:
@@ -248,8 +261,7 @@ def flight(*fields: str) -> Callable[[Chain], None]:
         c.read(f"In SkyBook, find the cheapest flight from Lisbon to {city}: its "
                f"{fields_phrase(list(fields))}.", values)  # fmt: skip
 
-    source.leg = "flight"
-    return source
+    return reads(source, "flight", flight, fields)
 
 
 def weather(*fields: str) -> Callable[[Chain], None]:
@@ -286,8 +298,7 @@ def weather(*fields: str) -> Callable[[Chain], None]:
                 words.append(f"its high on {day['day']}")
         c.read(f"In SkyCast, open {name}: {fields_phrase(words)}.", values)
 
-    source.leg = "weather"
-    return source
+    return reads(source, "weather", weather, fields)
 
 
 def account(*fields: str) -> Callable[[Chain], None]:
@@ -306,8 +317,7 @@ def account(*fields: str) -> Callable[[Chain], None]:
         c.read(f"In Ledger's Accounts tab, open your {name} account: its "
                f"{fields_phrase(list(fields))}.", values)  # fmt: skip
 
-    source.leg = "account"
-    return source
+    return reads(source, "account", account, fields)
 
 
 def payment(c: Chain) -> None:
@@ -419,8 +429,59 @@ def answer_lowest(kind: str, pick=min) -> Callable[[Chain], Value]:
         c.lines.append(f"Finally, answer with the {word} of: {listed([v.label for v in values])}.")
         return best
 
-    choose.compares = True
+    choose.compares, choose.kind = True, kind
     return choose
+
+
+SINKS = ("note", "message")
+# The kinds of the values of sentences that are no factory's (read whole).
+WHOLE = {"payment": ("price", "date"), "code": ("code",), "room": ("name",)}
+
+
+def _name(part: Callable) -> str:
+    return getattr(part, "leg", part.__name__)
+
+
+def _each_sink_writes(parts: list) -> bool:
+    """Whether every note or message has a sentence reading something since the one before."""
+    fresh = False
+    for part in parts:
+        if _name(part) in SINKS:
+            if not fresh:
+                return False
+            fresh = False
+        else:
+            fresh = True
+    return True
+
+
+def simplified(parts: list, answer) -> list:
+    """L1's configuration of a chain, STAMP's "reduce the targets": the same sentences in the
+    same order, each source reading its first field only (and what a later sentence needs of
+    it: an invoice's reference and amount when it is paid, who joins you at an event whose
+    attendee is called, the fields of the kind the answer compares), and one source fewer:
+    the last one whose values are only written down (not the first, whose value may be the
+    answer; none that a later sentence needs, nor one of the kind compared)."""
+    needed = set()
+    if pay in parts:
+        needed |= {"reference", "amount due"}
+    if attendee_phone in parts:
+        needed.add("attendee")
+    compared = getattr(answer, "kind", None)
+    simpler = []
+    for part in parts:
+        fields = getattr(part, "fields", ())
+        keep = [f for i, f in enumerate(fields) if i == 0 or f in needed or KINDS[f] == compared]
+        simpler.append(part.factory(*keep) if len(keep) < len(fields) else part)
+    for i in reversed(range(1, len(simpler))):
+        part = simpler[i]
+        kinds = WHOLE.get(_name(part)) or [KINDS[f] for f in getattr(part, "fields", ())]
+        if not kinds or compared in kinds or needed & set(getattr(part, "fields", ())):
+            continue  # a sink, a payment, a tracking, a shipping email; or needed later
+        rest = simpler[:i] + simpler[i + 1 :]
+        if _each_sink_writes(rest):
+            return rest
+    return simpler
 
 
 def resolve(world: World, rng: random.Random, parts: list, answer) -> Resolved:
