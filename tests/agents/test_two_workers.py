@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.management.commands.run_benchmark import VirtualPool
+from agents.management.local_runs import VirtualPool
 from agents.models import Episode
 from agents.services import do_start_run
 from tests.conftest import start_worker, stop_worker, wait_for_job

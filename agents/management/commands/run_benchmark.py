@@ -9,91 +9,16 @@ uses the project's connected devices. Workers play the episodes: start them as u
 
 from __future__ import annotations
 
-import socket
-import time
-from typing import Any
-
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.management.local_runs import VirtualPool, run_user, wait_for_run
 from agents.models import Run
 from agents.results import episode_rows, summarize
 from agents.runner import stop_queued_episodes
 from agents.services import do_start_run, suite_named
-from devices.models import Device
-from devices.services.adb import client_for
-from trajectories.jobs import with_true_status
-from trajectories.models import Job, Project
+from trajectories.models import Project
 from trajectories.validation import InvalidData
-
-POLL_S = 2.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class VirtualPool:
-    """N virtual devices of this process, connected to the adb server and granted to the
-    project while the run lasts."""
-
-    def __init__(self, count: int, size: str, project: Project):
-        self.count, self.size, self.project = count, size, project
-        self.devices: list[Any] = []
-        self.granted: list[Device] = []
-        self.server = settings.ADB_SERVERS[0]
-
-    def __enter__(self) -> list[str]:
-        from devices.virtual import VirtualDevice
-        from devices.virtual.screen import MISSING_EXTRA, has_playwright
-
-        if not has_playwright():
-            raise CommandError(MISSING_EXTRA)
-        if not settings.CHROMIUM_PATH:
-            raise CommandError("no Chromium to render the virtual devices' apps (CHROMIUM_PATH)")
-        client = client_for(self.server)
-        try:
-            for _ in range(self.count):
-                device = VirtualDevice(
-                    port=free_port(),
-                    size=self.size,
-                    seed=0,
-                    apps=list(settings.WAYPOINT_VIRTUAL_APPS),
-                    chromium_path=settings.CHROMIUM_PATH,
-                ).start()
-                self.devices.append(device)
-                client.connect(device.serial, timeout=10)
-                self._wait_online(client, device.serial)
-                registered, created = Device.objects.get_or_create(serial=device.serial)
-                registered.projects.add(self.project)
-                if created:
-                    self.granted.append(registered)
-        except Exception:
-            self.__exit__()
-            raise
-        return [d.serial for d in self.devices]
-
-    def _wait_online(self, client, serial: str) -> None:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if any(i.serial == serial and i.state == "device" for i in client.list()):
-                return
-            time.sleep(0.2)
-        raise CommandError(f"the adb server {self.server} did not connect to {serial}")
-
-    def __exit__(self, *exc_info: Any) -> None:
-        client = client_for(self.server)
-        for device in self.devices:
-            try:
-                client.disconnect(device.serial)
-            except Exception:  # noqa: BLE001 - the adb server may be gone already
-                pass
-            device.stop()
-        for registered in self.granted:
-            registered.delete()
 
 
 class Command(BaseCommand):
@@ -103,7 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--project", type=int, required=True, help="the project's id")
         parser.add_argument("--user", help="who runs it (default: the project's creator)")
         parser.add_argument("--suite", help="a suite of the project: NAME or NAME@VERSION")
-        parser.add_argument("--tasks", help="instead of a suite: template ids, comma-separated")
+        parser.add_argument(
+            "--tasks",
+            help="instead of a suite: template ids, comma-separated, or memory, short, all, "
+            "app:SLUG",
+        )
         parser.add_argument(
             "--agent",
             required=True,
@@ -132,7 +61,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=options["project"]).first()
         if project is None:
             raise CommandError(f"no project {options['project']}")
-        user = self._user(project, options["user"])
+        user = run_user(project, options["user"])
         if options["devices"] < 0 or options["devices"] > 16:
             raise CommandError("--devices: from 0 to 16")
         if options["devices"] and options["no_wait"]:
@@ -173,32 +102,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self._report(run)
 
-    def _user(self, project: Project, username: str | None):
-        if username:
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                raise CommandError(f"no user {username!r}")
-            return user
-        if project.created_by is None:
-            raise CommandError("the project has no creator: name who runs it with --user")
-        return project.created_by
-
     def _wait(self, run: Run, timeout: float) -> None:
-        deadline = time.monotonic() + timeout if timeout else None
-        shown = None
-        while True:
-            job = with_true_status(Job.objects.get(pk=run.job_id))
-            if (job.done, job.total) != shown:
-                shown = (job.done, job.total)
-                self.stdout.write(f"  {job.done} / {job.total} episodes")
-            if job.is_finished:
-                return
-            if deadline and time.monotonic() > deadline:
-                raise CommandError(
-                    f"run {run.pk} is not finished after {timeout:g} s ({job.done} / {job.total} "
-                    "episodes); is a Celery worker running?"
-                )
-            time.sleep(POLL_S)
+        wait_for_run(run, timeout, self.stdout.write)
 
     def _report(self, run: Run) -> None:
         run = Run.objects.select_related("job").get(pk=run.pk)  # as it ended, not as it began
