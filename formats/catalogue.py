@@ -30,6 +30,7 @@ from trajectories.validation import InvalidData, check_trajectory_record, fail
 
 from . import (
     androidcontrol,
+    androidcontrol_import,
     androtmem,
     androtmem_import,
     droidbot,
@@ -41,6 +42,7 @@ from .archive import open_source
 from .dataset import Split, check_plain_options
 from .detect import AUTO, detect_folder_format
 from .parquet import check_parquet_extra
+from .spool import spool_closed
 
 # A reader takes the folder and a dict in which it may remember what it already verified.
 Reader = Callable[[Path, dict[str, Any]], Iterator[tuple[str, TrajectoryRecord]]]
@@ -51,6 +53,10 @@ IMPORTERS: dict[str, tuple[Reader, Counter]] = {
     "waypoint": (waypoint.read_waypoint, waypoint.count_lines),
     "droidbot": (droidbot.read_droidbot, droidbot.count_trajectories),
     "androtmem": (androtmem_import.read_androtmem, androtmem_import.count_tasks),
+    "androidcontrol": (
+        androidcontrol_import.read_androidcontrol,
+        androidcontrol_import.count_episodes,
+    ),
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,
@@ -111,14 +117,13 @@ def import_trajectories(
     export of another project on this instance, whose ids are taken). An archive is unpacked
     under ``workdir`` (a job's own folder), else the system's temp folder.
     """
-    with open_source(Path(source), workdir) as folder:
+    with open_source(Path(source), workdir) as folder, spool_closed({}) as verified:
         if fmt == AUTO:
             fmt = detect_folder_format(folder, Path(source).name)
         reader, counter = _format(fmt, IMPORTERS, "import")
         origin = waypoint.exported_project(folder) if fmt == "waypoint" else ""
         total = counter(folder)
         # First pass: check everything, ids included, so bad input changes nothing.
-        verified: dict[Any, Any] = {}
         seen: dict[str, str] = {}
         role = role_in(project, actor) if actor is not None else None
         uids = _UidCheck(project, progress, 2 * total)

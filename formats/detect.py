@@ -23,6 +23,7 @@ from trajectories.validation import InvalidData
 
 from . import androtmem, droidbot, waypoint
 from .androtmem_import import IMAGES
+from .tfrecord import is_tfrecord_name
 
 AUTO = "auto"  # the format name that asks for detection
 LOOKED_FOR = (
@@ -30,6 +31,7 @@ LOOKED_FOR = (
     f"and for the folders {droidbot.STATES}/ and {droidbot.EVENTS}/ (DroidBot output)"
 )
 LOOKED_FOR += ", for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench)"
+LOOKED_FOR += ", for TFRecord shards named android_control-* (AndroidControl)"
 # Formats whose Waypoint export has a manifest naming them, imported by a reader of their own.
 MANIFEST_FORMATS = {waypoint.FORMAT: "waypoint", androtmem.FORMAT: "androtmem"}
 
@@ -55,6 +57,9 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     folders |= {name.strip("/") for name in names if name.endswith("/")}
     if {droidbot.STATES, droidbot.EVENTS} <= folders:
         return "droidbot"
+    shards = [name for name in names if is_tfrecord_name(name)]
+    if any("android_control" in PurePosixPath(name).name for name in shards):
+        return "androidcontrol"
     # A JSON Lines file of tasks (a native export's, without its manifest, is not), or a
     # JSON array of tasks beside an images/ folder.
     top = {n for n in names if "/" not in n} - {waypoint.DATA_FILE}

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from PIL import Image
 
 from trajectories.blobs import sha256_hex
@@ -60,6 +61,17 @@ def missing_screenshot(width: int, height: int) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (width, height), MISSING_SHADE).save(out, "PNG")
     return out.getvalue()
+
+
+def check_image_side(width: int, height: int, where: str) -> None:
+    """Refuse a declared image size past ``WAYPOINT_MAX_IMAGE_SIDE`` before any pixel is read."""
+    limit = settings.WAYPOINT_MAX_IMAGE_SIDE
+    if not (0 < width <= limit and 0 < height <= limit):
+        raise fail(
+            where,
+            f"the image is {width}x{height} pixels; each side must be 1 to {limit} pixels "
+            "(WAYPOINT_MAX_IMAGE_SIDE)",
+        )
 
 
 class Fields:

@@ -22,6 +22,7 @@ IMPORT_FORMAT_NAMES = {
     "waypoint": "Waypoint export",
     "droidbot": "DroidBot output",
     "androtmem": "AndroTMem-Bench (task records and images)",
+    "androidcontrol": "AndroidControl (GZIP TFRecord shards)",
 }
 
 
