@@ -34,6 +34,7 @@ from . import (
     androtmem,
     androtmem_import,
     droidbot,
+    gui_odyssey,
     memory_world,
     stamp_sft,
     waypoint,
@@ -57,6 +58,7 @@ IMPORTERS: dict[str, tuple[Reader, Counter]] = {
         androidcontrol_import.read_androidcontrol,
         androidcontrol_import.count_episodes,
     ),
+    "gui-odyssey": (gui_odyssey.read_gui_odyssey, gui_odyssey.count_episodes),
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,

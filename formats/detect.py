@@ -21,7 +21,7 @@ from django.conf import settings
 from trajectories.bounds import load_json
 from trajectories.validation import InvalidData
 
-from . import androtmem, droidbot, waypoint
+from . import androtmem, droidbot, gui_odyssey, waypoint
 from .androtmem_import import IMAGES
 from .tfrecord import is_tfrecord_name
 
@@ -32,6 +32,7 @@ LOOKED_FOR = (
 )
 LOOKED_FOR += ", for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench)"
 LOOKED_FOR += ", for TFRecord shards named android_control-* (AndroidControl)"
+LOOKED_FOR += ", for the folders annotations/ and screenshots/ (GUI-Odyssey)"
 # Formats whose Waypoint export has a manifest naming them, imported by a reader of their own.
 MANIFEST_FORMATS = {waypoint.FORMAT: "waypoint", androtmem.FORMAT: "androtmem"}
 
@@ -57,6 +58,8 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     folders |= {name.strip("/") for name in names if name.endswith("/")}
     if {droidbot.STATES, droidbot.EVENTS} <= folders:
         return "droidbot"
+    if {gui_odyssey.ANNOTATIONS, gui_odyssey.SCREENSHOTS} <= folders:
+        return "gui-odyssey"
     shards = [name for name in names if is_tfrecord_name(name)]
     if any("android_control" in PurePosixPath(name).name for name in shards):
         return "androidcontrol"

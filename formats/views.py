@@ -23,6 +23,7 @@ IMPORT_FORMAT_NAMES = {
     "droidbot": "DroidBot output",
     "androtmem": "AndroTMem-Bench (task records and images)",
     "androidcontrol": "AndroidControl (GZIP TFRecord shards)",
+    "gui-odyssey": "GUI-Odyssey (annotations and screenshots)",
 }
 
 
