@@ -18,6 +18,7 @@ from trajectories.parsers import JSONParser
 from trajectories.views import JOB_ROLES
 
 from .access import access_run, access_suite
+from .calibration import calibration, suite_summary
 from .models import Run, Suite
 from .results import (
     compare,
@@ -29,7 +30,14 @@ from .results import (
     summarize,
     two_runs,
 )
-from .services import MAX_ATTEMPTS, MAX_STEPS, do_import_suite, do_start_run, suite_named
+from .services import (
+    MAX_ATTEMPTS,
+    MAX_STEPS,
+    do_calibrate_suite,
+    do_import_suite,
+    do_start_run,
+    suite_named,
+)
 from .views import MATRIX_RUNS, RUNS_SHOWN
 
 SUITE_EXPORT = "export a suite (it carries the gold answers' digests)"
@@ -147,6 +155,16 @@ class SuiteSerializer(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.CharField()
     instances = serializers.IntegerField()
+    levels = serializers.ListField(child=serializers.IntegerField())
+    memory = serializers.DictField(
+        allow_null=True,
+        help_text="What make_suite --check-memory measured: k, instances, need_memory, "
+        "solver_steps, left_out (null: not checked).",
+    )
+    calibration = serializers.DictField(
+        help_text="The control agents' latest scores on the suite: k, instances, need_memory, "
+        "controls [{agent, spec, run, status, finished, solved, memory_solved, expected}]."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -237,12 +255,7 @@ class RunCompareView(WaypointAPIView):
 
 
 def suite_row(suite: Suite) -> dict[str, Any]:
-    return {
-        "name": suite.name,
-        "version": suite.version,
-        "instances": len(suite.instances),
-        "created_at": suite.created_at.isoformat(),
-    }
+    return {**suite_summary(suite), "calibration": calibration(suite)}
 
 
 @extend_schema(tags=["agents"])
@@ -271,6 +284,24 @@ class ProjectSuiteListView(WaypointAPIView):
         suite, created = do_import_suite(project, request.user, request.data)
         return Response(
             suite_row(suite), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+@extend_schema(tags=["agents"])
+class SuiteCalibrateView(WaypointAPIView):
+    @extend_schema(
+        summary="Calibrate a suite: queue a run of each control agent (solver, window+memory, "
+        "window, random) over it; its row then shows their scores",
+        request=None,
+        responses={202: OpenApiTypes.OBJECT, **_errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, project_id: int, name: str, version: str) -> Response:
+        project = access_project(request.user, project_id, roles=JOB_ROLES)
+        suite = access_suite(request.user, project.pk, name, version)
+        runs = do_calibrate_suite(project, request.user, suite)
+        return Response(
+            {"runs": [{"run": run.pk, "agent": run.agent_spec} for run in runs]},
+            status=status.HTTP_202_ACCEPTED,
         )
 
 

@@ -39,4 +39,9 @@ urlpatterns = [
         api.SuiteExportView.as_view(),
         name="api-suite",
     ),
+    path(
+        "projects/<int:project_id>/suites/<str:name>/<str:version>/calibrate/",
+        api.SuiteCalibrateView.as_view(),
+        name="api-suite-calibrate",
+    ),
 ]

@@ -12,6 +12,7 @@ from trajectories.models import Job, JobKind, Project
 from trajectories.services import record_event
 from trajectories.validation import InvalidData
 
+from .calibration import control_specs
 from .models import Episode, Run, Suite
 from .pool import check_pool
 from .registry import check_agent, parse_agent_spec
@@ -221,3 +222,19 @@ def do_start_run(
         )
         enqueue_job(job)
     return run
+
+
+def do_calibrate_suite(
+    project: Project, actor, suite: Suite, devices: list[str] | None = None
+) -> list[Run]:
+    """Queue the suite's calibration: a run of each control agent (solver, window+memory,
+    window, random: ``agents.calibration``) over every instance, on the project's devices.
+    Every run is checked before the first is queued."""
+    specs = list(control_specs(suite).values())
+    instances = run_instances(suite, None, None)
+    for spec in specs:
+        check_agent(parse_agent_spec(spec), project, instances)
+    check_pool(project, devices)
+    return [
+        do_start_run(project, actor, agent=spec, suite=suite, devices=devices) for spec in specs
+    ]

@@ -7,18 +7,21 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from trajectories.access import access_project
 from trajectories.models import Project
 from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES
 
-from .access import access_run
+from .access import access_run, access_suite
+from .calibration import calibration, suite_summary
 from .endpoints import endpoint_row, endpoints_for
 from .models import Run, Suite
 from .pool import project_devices
@@ -32,9 +35,10 @@ from .results import (
     summarize,
     two_runs,
 )
-from .services import MAX_ATTEMPTS, MAX_STEPS, do_start_run, suite_named
+from .services import MAX_ATTEMPTS, MAX_STEPS, do_calibrate_suite, do_start_run, suite_named
 
 RUNS_SHOWN = 50
+SUITES_SHOWN = 20
 MATRIX_RUNS = 8
 
 
@@ -121,15 +125,35 @@ def project_runs(request: HttpRequest, project_id: int) -> HttpResponse:
         if request.GET.getlist("runs")
         else []
     )
+    suites = Suite.objects.filter(project=project).order_by("name", "-created_at")[:SUITES_SHOWN]
     context = {
         "project": project,
         "form": form,
+        "suites": [{**suite_summary(s), "calibration": calibration(s)} for s in suites],
         "runs": summaries(runs),
         "picked": {run.pk for run in picked},
         "matrix": matrix(picked) if picked else None,
         "endpoints": [endpoint_row(e) for e in endpoints_for(project)],
     }
     return render(request, "agents/runs.html", context)
+
+
+@login_required
+@require_POST
+def calibrate_suite(request: HttpRequest, project_id: int, name: str, version: str) -> HttpResponse:
+    """Start the suite's four control runs (solver, window+memory, window, random)."""
+    project = access_project(request.user, project_id, roles=JOB_ROLES)
+    suite = access_suite(request.user, project.pk, name, version)
+    try:
+        started = do_calibrate_suite(project, request.user, suite)
+    except InvalidData as exc:
+        messages.error(request, f"Could not calibrate {suite}: {exc}")
+    else:
+        messages.success(
+            request,
+            f"Calibrating {suite}: runs {', '.join(f'#{run.pk}' for run in started)} queued.",
+        )
+    return redirect(reverse("project-runs", args=[project.pk]) + "#suites")
 
 
 @login_required
