@@ -76,7 +76,8 @@ SCROLL_FINGER = {"down": "up", "up": "down", "left": "right", "right": "left"}
 # ---------------------------------------------------------------- the forest as a dump
 
 
-def _text(value: str) -> str:
+def xml_text(value: str) -> str:
+    """A string as XML 1.0 can carry it (uiautomator writes "." for what it cannot)."""
     return _NOT_XML.sub(".", value)
 
 
@@ -118,16 +119,16 @@ def _attributes(node: Any, index: int) -> dict[str, str]:
     box = node.bounds_in_screen
     attrs = {
         "index": str(index),
-        "text": _text(node.text),
-        "resource-id": _text(node.view_id_resource_name),
-        "class": _text(node.class_name),
-        "package": _text(node.package_name),
-        "content-desc": _text(node.content_description),
+        "text": xml_text(node.text),
+        "resource-id": xml_text(node.view_id_resource_name),
+        "class": xml_text(node.class_name),
+        "package": xml_text(node.package_name),
+        "content-desc": xml_text(node.content_description),
     }
     attrs.update((name, "true" if getattr(node, field) else "false") for name, field in FLAGS)
     attrs["bounds"] = f"[{box.left},{box.top}][{box.right},{box.bottom}]"
     if node.hint_text:
-        attrs["hint"] = _text(node.hint_text)
+        attrs["hint"] = xml_text(node.hint_text)
     return attrs
 
 

@@ -29,6 +29,7 @@ from trajectories.services import (
 from trajectories.validation import InvalidData, check_trajectory_record, fail
 
 from . import (
+    aitw,
     androidcontrol,
     androidcontrol_import,
     androtmem,
@@ -59,6 +60,7 @@ IMPORTERS: dict[str, tuple[Reader, Counter]] = {
         androidcontrol_import.count_episodes,
     ),
     "gui-odyssey": (gui_odyssey.read_gui_odyssey, gui_odyssey.count_episodes),
+    "aitw": (aitw.read_aitw, aitw.count_episodes),
 }
 EXPORTERS: dict[str, Exporter] = {
     "waypoint": waypoint.export_waypoint,

@@ -23,7 +23,7 @@ from trajectories.validation import InvalidData
 
 from . import androtmem, droidbot, gui_odyssey, waypoint
 from .androtmem_import import IMAGES
-from .tfrecord import is_tfrecord_name
+from .tfrecord import first_record, is_tfrecord_name, parse_example
 
 AUTO = "auto"  # the format name that asks for detection
 LOOKED_FOR = (
@@ -31,16 +31,24 @@ LOOKED_FOR = (
     f"and for the folders {droidbot.STATES}/ and {droidbot.EVENTS}/ (DroidBot output)"
 )
 LOOKED_FOR += ", for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench)"
-LOOKED_FOR += ", for TFRecord shards named android_control-* (AndroidControl)"
+LOOKED_FOR += ", for TFRecord shards named android_control-* (AndroidControl) or holding "
+LOOKED_FOR += "AitW steps (Android in the Wild)"
 LOOKED_FOR += ", for the folders annotations/ and screenshots/ (GUI-Odyssey)"
 # Formats whose Waypoint export has a manifest naming them, imported by a reader of their own.
 MANIFEST_FORMATS = {waypoint.FORMAT: "waypoint", androtmem.FORMAT: "androtmem"}
 
 
-def detect_format(names: Collection[str], read: Callable[[str], bytes], where: str) -> str:
+def detect_format(
+    names: Collection[str],
+    read: Callable[[str], bytes],
+    where: str,
+    peek: Callable[[str], bytes | None] | None = None,
+) -> str:
     """The import format of files named ``names`` (paths below the import's root).
 
-    ``read`` returns the bytes of one of them; it is called for the manifest only.
+    ``read`` returns the bytes of one of them; it is called for the manifest only. ``peek``
+    returns the first record of a TFRecord file: shards not named for AndroidControl are told
+    by what their first record holds.
     """
     if waypoint.MANIFEST in names:
         try:
@@ -63,6 +71,11 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     shards = [name for name in names if is_tfrecord_name(name)]
     if any("android_control" in PurePosixPath(name).name for name in shards):
         return "androidcontrol"
+    if shards and peek is not None:
+        first = sorted(shards)[0]
+        found = _shard_format(peek(first), f"{where}: {first} record 1")
+        if found:
+            return found
     # A JSON Lines file of tasks (a native export's, without its manifest, is not), or a
     # JSON array of tasks beside an images/ folder.
     top = {n for n in names if "/" not in n} - {waypoint.DATA_FILE}
@@ -71,6 +84,23 @@ def detect_format(names: Collection[str], read: Callable[[str], bytes], where: s
     ):
         return "androtmem"
     raise InvalidData(f"{where}: cannot tell the import format: {LOOKED_FOR}")
+
+
+def _shard_format(record: bytes | None, where: str) -> str | None:
+    """The dataset whose features a TFRecord's first record has."""
+    if record is None:
+        return None
+    keys = set(parse_example(record, where).features.feature)
+    if "accessibility_trees" in keys:
+        return "androidcontrol"
+    if {"image/encoded", "results/action_type"} & keys:
+        return "aitw"
+    return None
+
+
+def _peek_file(path: Path, name: str) -> bytes | None:
+    with open(path, "rb") as handle:
+        return first_record(handle, name)
 
 
 def detect_folder_format(folder: Path, where: str) -> str:
@@ -85,7 +115,12 @@ def detect_folder_format(folder: Path, where: str) -> str:
         if (folder / top).is_dir()
         for path in (folder / top).iterdir()
     ]
-    return detect_format(set(names), lambda name: (folder / name).read_bytes(), where)
+    return detect_format(
+        set(names),
+        lambda name: (folder / name).read_bytes(),
+        where,
+        lambda name: _peek_file(folder / name, name),
+    )
 
 
 def _root(names: list[str]) -> str:
@@ -126,7 +161,11 @@ def detect_archive_format(upload: IO[bytes], name: str) -> str:
                     _small(info.file_size, member, name)
                     return archive.read(info)
 
-                return detect_format(_below(names, root), read, name)
+                def peek(member: str) -> bytes | None:
+                    with archive.open(root + member) as handle:
+                        return first_record(handle, member)
+
+                return detect_format(_below(names, root), read, name, peek)
         upload.seek(0)
         return _detect_tar(upload, name)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
@@ -138,6 +177,7 @@ def detect_archive_format(upload: IO[bytes], name: str) -> str:
 def _detect_tar(upload: IO[bytes], name: str) -> str:
     names: list[str] = []
     manifests: dict[str, bytes] = {}
+    peeks: dict[str, bytes | None] = {}
     with tarfile.open(fileobj=upload, mode="r:*") as archive:
         for member in archive:  # streamed: a .tar.gz is read once, nothing is kept but names
             member_name = member.name.removeprefix("./")
@@ -146,6 +186,14 @@ def _detect_tar(upload: IO[bytes], name: str) -> str:
                 _small(member.size, member_name, name)
                 handle = archive.extractfile(member)
                 manifests[member_name] = handle.read() if handle else b""
+            elif member.isfile() and is_tfrecord_name(member_name) and not peeks:
+                handle = archive.extractfile(member)
+                peeks[member_name] = first_record(handle, member_name) if handle else None
     names = [n for n in names if n not in ("", "/", "./")]
     root = _root(names)
-    return detect_format(_below(names, root), lambda member: manifests[root + member], name)
+    return detect_format(
+        _below(names, root),
+        lambda member: manifests[root + member],
+        name,
+        lambda member: peeks.get(root + member),
+    )

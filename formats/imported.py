@@ -63,6 +63,12 @@ def missing_screenshot(width: int, height: int) -> bytes:
     return out.getvalue()
 
 
+def png_of(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG", compress_level=1)
+    return out.getvalue()
+
+
 def check_image_side(width: int, height: int, where: str) -> None:
     """Refuse a declared image size past ``WAYPOINT_MAX_IMAGE_SIDE`` before any pixel is read."""
     limit = settings.WAYPOINT_MAX_IMAGE_SIDE

@@ -60,13 +60,19 @@ def tfrecord_files(folder: Path) -> list[Path]:
 
 
 class _Counted:
-    """A file object that counts the bytes read through it (the compressed size so far)."""
+    """A file object that counts the bytes read through it (the compressed size so far), its
+    first bytes (read to tell gzip) given back first."""
 
-    def __init__(self, raw: IO[bytes]):
-        self.raw, self.read_bytes = raw, 0
+    def __init__(self, raw: IO[bytes], head: bytes):
+        self.raw, self.head, self.read_bytes = raw, head, 0
 
     def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size)
+        head, self.head = self.head, b""
+        if size >= 0 and len(head) >= size:
+            head, self.head = head[:size], head[size:]
+            data = head
+        else:
+            data = head + self.raw.read(-1 if size < 0 else size - len(head))
         self.read_bytes += len(data)
         return data
 
@@ -75,39 +81,49 @@ def records(path: Path, name: str, *, check: bool = True) -> Iterator[tuple[int,
     """(number from 1, data) of every record of a TFRecord file; ``check`` False skips the
     checksums (counting records needs only the lengths)."""
     with open(path, "rb") as raw:
-        compressed = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
-        counted = _Counted(raw)
-        stream: Any = gzip.GzipFile(fileobj=counted, mode="rb") if compressed else counted
-        inflated = 0
-        number = 0
-        while True:
-            number += 1
-            where = f"{name} record {number}"
-            try:
-                header = _read(stream, 12, where)
-                if header is None:
-                    return
-                (length,) = struct.unpack("<Q", header[:8])
-                if check and struct.unpack("<I", header[8:])[0] != masked_crc(header[:8]):
-                    raise InvalidData(f"{where}: the checksum of its length is wrong")
-                limit = current_limit("WAYPOINT_MAX_FILE_BYTES")
-                if length > limit:
-                    raise InvalidData(
-                        f"{where}: the record is {human_size(length)}, over the limit of "
-                        f"{human_size(limit)} (WAYPOINT_MAX_FILE_BYTES)"
-                    )
-                body = _read(stream, length + 4, where, required=True)
-                assert body is not None
-            except (EOFError, OSError, zlib.error) as exc:
-                raise InvalidData(f"{where}: the gzip stream is damaged ({exc})") from None
-            data = body[:length]
-            if check and struct.unpack("<I", body[length:])[0] != masked_crc(data):
-                raise InvalidData(f"{where}: the checksum of its data is wrong")
-            inflated += length + 16
-            if compressed:
-                _check_ratio(inflated, counted.read_bytes, name)
-            yield number, data
+        yield from read_records(raw, name, check=check)
+
+
+def read_records(raw: IO[bytes], name: str, *, check: bool = True) -> Iterator[tuple[int, bytes]]:
+    """:func:`records` of an open stream (a file, an archive's member)."""
+    head = raw.read(2)
+    compressed = head == GZIP_MAGIC
+    counted = _Counted(raw, head)
+    stream: Any = gzip.GzipFile(fileobj=counted, mode="rb") if compressed else counted
+    inflated = 0
+    number = 0
+    while True:
+        number += 1
+        where = f"{name} record {number}"
+        try:
+            header = _read(stream, 12, where)
+            if header is None:
+                return
+            (length,) = struct.unpack("<Q", header[:8])
+            if check and struct.unpack("<I", header[8:])[0] != masked_crc(header[:8]):
+                raise InvalidData(f"{where}: the checksum of its length is wrong")
+            limit = current_limit("WAYPOINT_MAX_FILE_BYTES")
+            if length > limit:
+                raise InvalidData(
+                    f"{where}: the record is {human_size(length)}, over the limit of "
+                    f"{human_size(limit)} (WAYPOINT_MAX_FILE_BYTES)"
+                )
+            body = _read(stream, length + 4, where, required=True)
+            assert body is not None
+        except (EOFError, OSError, zlib.error) as exc:
+            raise InvalidData(f"{where}: the gzip stream is damaged ({exc})") from None
+        data = body[:length]
+        if check and struct.unpack("<I", body[length:])[0] != masked_crc(data):
+            raise InvalidData(f"{where}: the checksum of its data is wrong")
+        inflated += length + 16
+        if compressed:
+            _check_ratio(inflated, counted.read_bytes, name)
+        yield number, data
+
+
+def first_record(raw: IO[bytes], name: str) -> bytes | None:
+    """The first record of a stream (None when it has none), its framing checked."""
+    return next((data for _, data in read_records(raw, name)), None)
 
 
 def _read(stream: Any, size: int, where: str, *, required: bool = False) -> bytes | None:

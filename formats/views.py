@@ -24,6 +24,7 @@ IMPORT_FORMAT_NAMES = {
     "androtmem": "AndroTMem-Bench (task records and images)",
     "androidcontrol": "AndroidControl (GZIP TFRecord shards)",
     "gui-odyssey": "GUI-Odyssey (annotations and screenshots)",
+    "aitw": "Android in the Wild (GZIP TFRecord shards)",
 }
 
 

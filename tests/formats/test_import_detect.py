@@ -27,7 +27,8 @@ LOOKED_FOR = (
     'looked for manifest.json with "format": "waypoint" (a Waypoint export) '
     "and for the folders states/ and events/ (DroidBot output), "
     "for *.jsonl task files (or *.json and images/) at the top (AndroTMem-Bench), "
-    "for TFRecord shards named android_control-* (AndroidControl), "
+    "for TFRecord shards named android_control-* (AndroidControl) or holding "
+    "AitW steps (Android in the Wild), "
     "for the folders annotations/ and screenshots/ (GUI-Odyssey)"
 )
 
