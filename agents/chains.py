@@ -4,6 +4,11 @@ one app, does it through the screen, and keeps what it read under the label the 
 ("Kofi Shah's phone number"), for the later lines that name that label (a note, a message, a
 payment) and for the final answer.
 
+The natural goal of level L3 says only what to do (the notes and messages to write, the
+invoices to pay, the answer): a value a line names that no earlier line read is found by its
+label ("the Homely parcel's locker": track the Homely parcel, whose number its shipping email
+gives), as an agent works it out; the values a line names of one page are read there at once.
+
 Like every solver (``agents/solvers.py``) it reads only the goal and each screen's UI XML. The
 goal's lines end at its first blank line (what follows, the task-required knowledge of a level
 L1 or L2 instance, only repeats where to look).
@@ -52,13 +57,36 @@ class Chain:
         self.found[label] = self.s.remember(label, value)
         return value
 
-    def value(self, label: str) -> str:
-        if label not in self.found:
-            raise SolverStuck(f"the goal names {label!r}, which no earlier line read")
+    def need(self, label: str) -> Moves[str]:
+        """The value of ``label``: as read before, or read now where its label says."""
+        yield from self.gather([label])
         return self.found[label]
 
-    def values(self, labels: str) -> list[tuple[str, str]]:
-        return [(label, self.value(label)) for label in labels.split("; ")]
+    def gather(self, labels: list[str]) -> Moves[list[tuple[str, str]]]:
+        """The values of ``labels``, in order; those not read yet are found by their labels,
+        the fields of one page read in one visit."""
+        for label in labels:
+            if label in self.found:
+                continue
+            play, page, _ = where_is(label)
+            fields = []
+            for other in labels:
+                if other not in self.found:
+                    other_play, other_page, field = where_is(other)
+                    if (other_play, other_page) == (play, page) and field:
+                        fields.append(field)
+            said = dict(page)
+            if fields:
+                said["fields"] = joined(list(dict.fromkeys(fields)))
+            yield from play(self, said)
+            if label not in self.found:
+                raise SolverStuck(f"{label!r} was not where its label says")
+        return [(label, self.found[label]) for label in labels]
+
+
+def joined(fields: list[str]) -> str:
+    """The three -> ``"reference, amount due and due date"``."""
+    return fields[0] if len(fields) == 1 else ", ".join(fields[:-1]) + " and " + fields[-1]
 
 
 def fields_of(phrase: str) -> list[str]:
@@ -114,12 +142,14 @@ def read_invoice(c: Chain, said: dict[str, str]) -> Moves[None]:
         c.keep(f"the {company} invoice's {field}", says(text, INVOICE[field]))
 
 
+@line(r"^Pay the (?P<company>.+?) invoice in Ledger\.$")
 @line(r"^In Ledger's Pay tab, pay the (?P<company>.+?) invoice with its reference and amount "
       r"due: the confirmation number\.$")  # fmt: skip
 def pay_invoice(c: Chain, said: dict[str, str]) -> Moves[None]:
     s, company = c.s, said["company"]
-    reference = c.value(f"the {company} invoice's reference")
-    amount = c.value(f"the {company} invoice's amount due")
+    [(_, reference), (_, amount)] = yield from c.gather(
+        [f"the {company} invoice's reference", f"the {company} invoice's amount due"]
+    )
     yield from enter(s, LEDGER)
     yield s.tap(id="tab_pay")
     yield s.tap(id="pay_reference")
@@ -146,7 +176,7 @@ PARCEL = {"locker": "locker", "pickup code": "pickup_code", "delivery day": "del
       r"its (?P<fields>.+)\.$")  # fmt: skip
 def track_parcel(c: Chain, said: dict[str, str]) -> Moves[None]:
     s, shop = c.s, said["shop"]
-    number = c.value(f"the {shop} tracking number")
+    number = yield from c.need(f"the {shop} tracking number")
     yield from enter(s, PARCELTRACK)
     yield s.tap(id="tracking_input")
     yield s.type(number)
@@ -163,12 +193,13 @@ def contact_page(s: Session, name: str) -> Moves[None]:
     yield s.tap(id="contact_name", text=name)
 
 
-@line(r"^In Contacts, open the page of the person who joins you at '(?P<event>.+)': their "
-      r"phone number\.$")  # fmt: skip
+@line(r"^In Contacts, open the page of the person who joins you at '(?P<event>.+)' on "
+      r"(?P<day>\w+): their phone number\.$")  # fmt: skip
 def attendee_phone(c: Chain, said: dict[str, str]) -> Moves[None]:
-    title = said["event"]
-    yield from contact_page(c.s, c.value(f"who joins you at '{title}'"))
-    c.keep(f"the phone number of the person at '{title}'", c.s.view.text(id="phone"))
+    event = f"'{said['event']}' on {said['day']}"
+    name = yield from c.need(f"who joins you at {event}")
+    yield from contact_page(c.s, name)
+    c.keep(f"the phone number of the person at {event}", c.s.view.text(id="phone"))
 
 
 PERSON = {"phone number": "phone", "city": "city", "birthday": "birthday"}
@@ -185,18 +216,19 @@ def read_contact(c: Chain, said: dict[str, str]) -> Moves[None]:
 @line(r"^In Agenda, open '(?P<event>.+)' on (?P<day>\w+): (?P<fields>.+)\.$")
 def read_event(c: Chain, said: dict[str, str]) -> Moves[None]:
     s, title = c.s, said["event"]
+    event = f"'{title}' on {said['day']}"
     yield from enter(s, AGENDA)
     yield s.tap(desc=said["day"])
     yield from s.scroll_to(id="event_title", text=title)
     yield s.tap(id="event_title", text=title)
     for field in fields_of(said["fields"]):
         if field == "where it takes place":
-            c.keep(f"where '{title}' takes place", s.view.text(id="location"))
+            c.keep(f"where {event} takes place", s.view.text(id="location"))
         elif field == "who joins you":
-            c.keep(f"who joins you at '{title}'", s.view.text(id="attendee"))
+            c.keep(f"who joins you at {event}", s.view.text(id="attendee"))
         elif field == "when it starts":
             start = s.view.text(id="event_time").split("–")[0].strip()
-            c.keep(f"when '{title}' starts", start)
+            c.keep(f"when {event} starts", start)
         else:
             raise SolverStuck(f"an event's page shows no {field!r}")
 
@@ -217,13 +249,19 @@ def read_flight(c: Chain, said: dict[str, str]) -> Moves[None]:
     listed = {"flight number": best["code"], "fare": best["price"]}
     for field in fields:
         if field in listed:
-            c.keep(f"the {city} flight's {field}", listed[field])
+            c.keep(flight_label(field, city), listed[field])
     if any(field in FLIGHT_PAGE for field in fields):
         yield from s.scroll_to(id="code", text=best["code"])
         yield s.tap(id="code", text=best["code"])
         for field in fields:
             if field in FLIGHT_PAGE:
-                c.keep(f"the {city} flight's {field}", s.view.text(id=FLIGHT_PAGE[field]))
+                c.keep(flight_label(field, city), s.view.text(id=FLIGHT_PAGE[field]))
+
+
+def flight_label(field: str, city: str) -> str:
+    if field == "seats left":
+        return f"the seats left on the cheapest flight to {city}"
+    return f"the {field.removeprefix('flight ')} of the cheapest flight to {city}"
 
 
 @line(r"^In SkyCast, open (?P<city>.+?): (?P<fields>.+)\.$")
@@ -295,7 +333,7 @@ def written(values: list[tuple[str, str]]) -> str:
 
 @line(r"^In Notes, write a note titled '(?P<heading>.+?)' with: (?P<labels>.+)\.$")
 def write_note(c: Chain, said: dict[str, str]) -> Moves[None]:
-    s, text = c.s, written(c.values(said["labels"]))
+    s, text = c.s, written((yield from c.gather(said["labels"].split("; "))))
     yield from enter(s, NOTES)
     yield s.tap(id="new_note")
     yield s.tap(id="note_title")
@@ -307,7 +345,7 @@ def write_note(c: Chain, said: dict[str, str]) -> Moves[None]:
 
 @line(r"^In Chatter, send (?P<person>\w+) one message with: (?P<labels>.+)\.$")
 def send_message(c: Chain, said: dict[str, str]) -> Moves[None]:
-    s, text = c.s, written(c.values(said["labels"]))
+    s, text = c.s, written((yield from c.gather(said["labels"].split("; "))))
     yield from enter(s, CHATTER)
     yield s.tap(id=f"chat_{said['person'].lower()}")
     yield s.tap(id="message_input")
@@ -317,14 +355,68 @@ def send_message(c: Chain, said: dict[str, str]) -> Moves[None]:
 
 @line(r"^Finally, answer with the (?P<word>lowest|highest) of: (?P<labels>.+)\.$")
 def answer_best(c: Chain, said: dict[str, str]) -> Moves[None]:
-    values = [value for _, value in c.values(said["labels"])]
+    values = [value for _, value in (yield from c.gather(said["labels"].split("; ")))]
     pick = min if said["word"] == "lowest" else max
     yield c.s.answer(pick(values, key=price_value))
 
 
 @line(r"^Finally, answer with (?P<value>.+)\.$")
 def answer_with(c: Chain, said: dict[str, str]) -> Moves[None]:
-    yield c.s.answer(c.value(said["value"]))
+    value = yield from c.need(said["value"])
+    yield c.s.answer(value)
+
+
+# --- where a value is, by its label (the natural goal's lines name values, not pages) -------
+
+Page = dict[str, str]
+LABELLED: list[tuple[re.Pattern[str], Line, Callable[[dict[str, str]], tuple[Page, str]]]] = []
+
+
+def labelled(pattern: str, play: Line, page: Callable[[dict[str, str]], tuple[Page, str]]):
+    LABELLED.append((re.compile(pattern), play, page))
+
+
+def where_is(label: str) -> tuple[Line, tuple[tuple[str, str], ...], str]:
+    """The line that reads ``label``'s value, the page it reads it on, and the field."""
+    for pattern, play, page in LABELLED:
+        said = pattern.match(label)
+        if said is not None:
+            entity, field = page(said.groupdict())
+            return play, tuple(sorted(entity.items())), field
+    raise SolverStuck(f"the goal names {label!r}, and no line reads it")
+
+
+def _field(name: str):
+    return lambda said: ({k: v for k, v in said.items() if k != "field"}, said.get("field", name))
+
+
+EVENT_FIELDS = {"where": "where it takes place", "who": "who joins you", "when": "when it starts"}
+labelled(r"^the (?P<company>.+?) invoice's (?P<field>reference|amount due|due date)$",
+         read_invoice, _field(""))  # fmt: skip
+labelled(r"^the (?P<shop>.+?) tracking number$", read_tracking, _field(""))
+labelled(r"^the (?P<shop>.+?) parcel's (?P<field>locker|pickup code|delivery day)$",
+         track_parcel, _field(""))  # fmt: skip
+labelled(r"^the phone number of the person at '(?P<event>.+)' on (?P<day>\w+)$",
+         attendee_phone, _field(""))  # fmt: skip
+labelled(r"^where '(?P<event>.+)' on (?P<day>\w+) takes place$", read_event,
+         _field(EVENT_FIELDS["where"]))  # fmt: skip
+labelled(r"^who joins you at '(?P<event>.+)' on (?P<day>\w+)$", read_event,
+         _field(EVENT_FIELDS["who"]))  # fmt: skip
+labelled(r"^when '(?P<event>.+)' on (?P<day>\w+) starts$", read_event,
+         _field(EVENT_FIELDS["when"]))  # fmt: skip
+labelled(r"^the (?P<what>number|fare|gate) of the cheapest flight to (?P<city>.+)$", read_flight,
+         lambda said: ({"city": said["city"]},
+                       "flight number" if said["what"] == "number" else said["what"]))  # fmt: skip
+labelled(r"^the seats left on the cheapest flight to (?P<city>.+)$", read_flight,
+         _field("seats left"))  # fmt: skip
+labelled(r"^the humidity in (?P<city>.+)$", read_weather, _field("its humidity"))
+labelled(r"^the high in (?P<city>.+?) on (?P<day>\w+)$", read_weather,
+         lambda said: ({"city": said["city"]}, f"its high on {said['day']}"))  # fmt: skip
+labelled(r"^your (?P<name>\w+) account's (?P<field>balance|IBAN)$", read_account, _field(""))
+labelled(r"^(?:what|when) you paid (?P<merchant>.+)$", read_payment, _field(""))
+labelled(r"^the (?P<service>\S+) verification code$", read_code, _field(""))
+labelled(r"^the (?P<topic>.+?) meeting's room$", read_room, _field(""))
+labelled(r"^(?P<name>.+?)'s (?P<field>phone number|city|birthday)$", read_contact, _field(""))
 
 
 @solver_family("chain-")

@@ -90,11 +90,11 @@ def do_make_suite(
     seeds: Any,
     levels: Any = None,
 ) -> Suite:
-    """A suite of every template at every seed and difficulty level (default: L3 only)."""
+    """A suite of every template named (ids, or ``memory``, ``short``, ``all``, ``app:SLUG``) at
+    every seed and difficulty level (default: L3 only)."""
     levels = parse_levels(levels) if levels not in (None, "", []) else [3]
-    suite, _ = do_import_suite(
-        project, actor, make_suite(name, version, templates, parse_seeds(seeds), levels)
-    )
+    document = make_suite(name, version, select_templates(templates), parse_seeds(seeds), levels)
+    suite, _ = do_import_suite(project, actor, document)
     return suite
 
 

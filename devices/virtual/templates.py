@@ -11,11 +11,14 @@ simplifies the task configuration and provides task-required knowledge, L2 keeps
 configuration while providing task-required knowledge, and L3 uses the original task setting
 without additional assistance"); an instance is (template, seed, level):
 
-- **L3** (the default): the template's goal, as every instance was posed before levels.
-- **L2**: the same goal, its sentences untouched and first, then after a blank line the
+- **L3** (the default): the natural task. A template whose goal is guided (the long memory
+  templates, whose goal says where to read each value before saying where to write it) has a
+  ``natural_goal`` for L3 that says only what to do; the others' goal is their L3.
+- **L2**: the guided goal, its sentences untouched and first, then after a blank line the
   task-required knowledge: where each value the task needs is ("Where to find it: ...", the
-  ``guideline``'s "(app: where)" text). Scripted solvers parse the goal; the knowledge block
-  starts after ``"\n\n"`` and names no value.
+  template's own ``Resolved.knowledge`` or else the ``guideline``'s "(app: where)" text).
+  Scripted solvers parse the goal; the knowledge block starts after ``"\n\n"`` and names no
+  value.
 - **L1**: L2's text, posed from the template's simplified configuration (``Template.simplify``:
   a second ``make`` with fewer targets or distractors) when it has one; the gold answer and
   the memory variables are the simplified ones. A template without ``simplify`` poses L1 as L2:
@@ -25,12 +28,13 @@ without additional assistance"); an instance is (template, seed, level):
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from trajectories.grading import answer_matches, number_of
 
-from .world import AmbiguousInstance, ManifestError, World
+from .world import AmbiguousInstance, ManifestError, Variable, World
 
 # The rules the Answers page grades by (its grade() knows no regex).
 GRADING_RULES = ("exact", "iexact", "number", "contains")
@@ -71,6 +75,18 @@ def check_level(value: object, where: str = "level") -> int:
     if message is not None:
         raise ManifestError(message)
     return value  # type: ignore[return-value]
+
+
+def unsaid(text: str, variables: list[Variable], goal: str) -> str:
+    """``text`` (where each value is) naming none of the values the goal does not say: a
+    value a place is named by ("Ava Kim's page", "the tracking result of PT876630568") is
+    written as what it is ("[who joins 'Book club']'s page"). L1 and L2 give the knowledge of
+    where to look, not what is there: a value in the goal needs no memory."""
+    for variable in sorted(variables, key=lambda v: len(v.value), reverse=True):
+        if variable.value.strip() and variable.value not in goal:
+            what = f"[{variable.description or variable.ref}]"
+            text = re.sub(rf"(?<!\w){re.escape(variable.value)}(?!\w)", lambda _, w=what: w, text)
+    return text
 
 
 def grade(rule: str, gold: str, answer: str) -> bool:
@@ -122,6 +138,9 @@ class Resolved:
     variables: list[str]
     params: dict[str, str] = field(default_factory=dict)
     candidates: list[str] = field(default_factory=list)
+    # L1/L2's task-required knowledge when the template words it itself ("label (where)" items
+    # naming no value); empty: each variable's description and place.
+    knowledge: str = ""
 
 
 Make = Callable[[World, random.Random], Resolved]
@@ -152,6 +171,9 @@ class Template:
     # The benchmark it belongs to (GROUPS): "memory", long tasks whose values leave the
     # agent's window before they are used (issue 35), or "short", the first lookups.
     group: str = "short"
+    # The instruction at L3 when the natural task is worded otherwise than the guided one of
+    # L1 and L2 (``goal``): STAMP's L3 instructions say what to do, not where to look.
+    natural_goal: str = ""
 
     def __post_init__(self) -> None:
         where = f"template {self.id}"
@@ -196,12 +218,14 @@ class Template:
             then = f"Then open the Answers app and submit {output_format}."
         else:
             then = f"Then answer with {output_format}."
+        goal = self.natural_goal if level == NATURAL_LEVEL and self.natural_goal else self.goal
         try:
-            instruction = self.goal.format(**resolved.params)
+            instruction = goal.format(**resolved.params)
         except KeyError as exc:
             raise ManifestError(f"template {self.id}: the goal names {exc}, no parameter") from exc
         if level < NATURAL_LEVEL and used:
-            instruction += f"\n\n{KNOWLEDGE}{reads}."
+            knowledge = resolved.knowledge or unsaid(reads, used, instruction)
+            instruction += f"\n\n{KNOWLEDGE}{knowledge}."
         return Task(
             id=self.id,
             app=self.home or self.apps[0],

@@ -116,7 +116,10 @@ def test_the_catalog_poses_every_task_at_its_level():
     assert (natural.level, helped.level) == (3, 2)
     for task in natural.tasks:
         other = helped.task(task.id)
-        assert other.instruction.startswith(task.instruction)
+        if task.id.startswith("chain-"):  # a guided goal at L2, the natural one at L3
+            assert task.instruction.splitlines()[-1] in other.instruction.splitlines()
+        else:  # the same goal, then the knowledge
+            assert other.instruction.startswith(task.instruction)
         assert other.gold == task.gold and other.level == 2
         assert other.to_dict()["level"] == 2
 
@@ -215,3 +218,48 @@ def test_a_run_plays_the_levels_asked_for(project, alice, monkeypatch):
     started = api.post(url, {"agent": "solver", "tasks": [TEMP], "levels": "1"}, format="json")
     assert started.status_code == 202, started.json()
     assert started.json()["instances"] == [{"template": TEMP, "seed": 0, "level": 1}]
+
+
+CHAIN = "chain-paid-invoice-then-parcel"  # an invoice paid, a parcel tracked, a note written
+
+
+def test_a_memory_template_is_guided_at_l2_and_natural_at_l3(world):
+    natural = template(CHAIN).instance(world)
+    guided = template(CHAIN).instance(world, level=2)
+    # L3 says what to do: pay, write, answer; where each value is, the agent works out.
+    assert natural.instruction.splitlines()[0].startswith("Pay the ")
+    assert not any(line.startswith("In Mailbox, ") for line in natural.instruction.splitlines())
+    assert natural.instruction.splitlines()[-1].startswith("Finally, answer with ")
+    # L2 is the guided goal, where to read each value first, then the knowledge.
+    goal, knowledge = guided.instruction.split("\n\n")
+    assert goal.splitlines()[0].startswith("In Mailbox, read the invoice from ")
+    assert knowledge.startswith(KNOWLEDGE) and "(Mailbox: the email '" in knowledge
+    assert (guided.gold, guided.variables) == (natural.gold, natural.variables)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_value_a_memory_template_asks_for_is_in_its_instruction(seed):
+    """What the goal says is never memory: a name or code to remember is on no level's goal,
+    not even by chance (the person joining you at an event who is also a contact asked about)."""
+    memory = {t.id for t in all_templates() if t.group == "memory"}
+    leaks = []
+    for level in (1, 2, 3):
+        catalog = load_apps(seed, level=level)
+        for task in catalog.tasks:
+            if task.id not in memory:
+                continue
+            for ref in task.variables:
+                value = catalog.variable(ref)
+                if value.kind in ("name", "code") and value.value in task.instruction:
+                    leaks.append((task.id, level, ref))
+    assert leaks == []
+
+
+def test_the_knowledge_names_a_place_by_what_it_is_not_by_the_value_it_shows(world):
+    """Ava Kim's page is where the phone of the person joining you is: L2 says so without the
+    name, which the agent must read in Agenda."""
+    knowledge = template("agenda-attendees-to-mia").instance(world, 2).instruction.split("\n\n")[1]
+    assert "[who joins '" in knowledge and "]'s page" in knowledge
+    variables = world.variables()
+    for ref in template("agenda-attendees-to-mia").instance(world).variables:
+        assert variables[ref].value not in knowledge

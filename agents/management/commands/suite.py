@@ -31,7 +31,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--project", type=int, required=True)
         parser.add_argument("--user", help="who makes or imports it (default: the creator)")
-        parser.add_argument("--tasks", help="make: template ids, comma-separated")
+        parser.add_argument(
+            "--tasks", help="make: template ids, comma-separated, or memory, short, all, app:SLUG"
+        )
         parser.add_argument("--seeds", help="make: e.g. 1..5 or 1,4,9")
         parser.add_argument("--output", type=Path, help="export: write here, not to stdout")
 

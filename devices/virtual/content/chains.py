@@ -196,6 +196,7 @@ def chained(
         simplify=simplify if simpler != parts else None,
         max_steps=budget(len(parts)),
         group="memory",
+        natural_goal="{task}",
     )
 
 

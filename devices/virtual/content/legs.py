@@ -2,6 +2,12 @@
 of its own, that reads values in one app (a *source*) or writes values read earlier into
 another (a *sink*: a note, a message, a payment, a parcel tracked), and the final answer.
 
+Two goals come out of the same sentences, for STAMP's levels (``Template.natural_goal``): at L1
+and L2 the guided one, every sentence in order (where to read what, then where to write it);
+at L3 the natural task, only what is to be done (the notes and messages to write, the invoices
+to pay, the answer), the values named by their labels, so that where each is found, and in
+which order, is the agent's to work out.
+
 A chain's goal is its sentences in order. Each value read gets a label that the sentence
 defines ("Kofi Shah's phone number") and later sentences name ("In Notes, write a note titled
 'Calls' with: Kofi Shah's phone number; ..."), so that a value read at the start is typed or
@@ -15,6 +21,7 @@ tests play every chain at one seed, ``bench/bench_environment.py`` at every seed
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +39,7 @@ class Value:
     value: str
     kind: str  # the Memory-World type: price, name, code, time, date, number
     others: list[str] = field(default_factory=list)  # values of the same kind (distractors)
+    where: str = ""  # the app and screen that show it, naming no value (L1/L2's knowledge)
 
 
 @dataclass
@@ -40,7 +48,8 @@ class Chain:
 
     world: World
     rng: random.Random
-    lines: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the guided goal (L1, L2)
+    tasks: list[str] = field(default_factory=list)  # the natural one (L3)
     values: list[Value] = field(default_factory=list)
     written: set[str] = field(default_factory=set)  # labels some sink wrote already
     taken: dict[str, list] = field(default_factory=dict)
@@ -55,8 +64,17 @@ class Chain:
         used.append(key(item))
         return item
 
-    def read(self, line: str, values: list[Value]) -> None:
+    def read(
+        self, line: str, values: list[Value], task: str | None = None, where: str = ""
+    ) -> None:
+        """A sentence of the guided goal reading ``values`` on the screen ``where`` says;
+        ``task``: what it says in the natural goal (None: nothing, a sentence that only
+        reads)."""
         self.lines.append(line)
+        if task is not None:
+            self.tasks.append(task)
+        for value in values:
+            value.where = value.where or where
         self.values.extend(values)
 
     def unwritten(self) -> list[Value]:
@@ -110,7 +128,7 @@ def invoice(*fields: str) -> Callable[[Chain], None]:
             for f in fields
         ]  # fmt: skip
         c.read(f"In Mailbox, read the invoice from {company}: its {fields_phrase(list(fields))}.",
-               values)  # fmt: skip
+               values, where=f"Mailbox: the email '{company}: your invoice is ready'")  # fmt: skip
 
     return reads(source, "invoice", invoice, fields)
 
@@ -132,7 +150,8 @@ def pay(c: Chain) -> None:
         [v["confirmation"] for v in invoices],
     )
     c.read(f"In Ledger's Pay tab, pay the {company} invoice with its reference and amount due: "
-           "the confirmation number.", [value])  # fmt: skip
+           "the confirmation number.", [value], f"Pay the {company} invoice in Ledger.",
+           "Ledger: the Pay tab, once the payment is made")  # fmt: skip
 
 
 def shipping(c: Chain) -> None:
@@ -147,7 +166,8 @@ def shipping(c: Chain) -> None:
         "code",
         [p["number"] for p in parcels],
     )
-    c.read(f"In Mailbox, find the tracking number of your {shop} order.", [value])
+    c.read(f"In Mailbox, find the tracking number of your {shop} order.", [value],
+           where=f"Mailbox: the email 'Your {shop} order has shipped'")  # fmt: skip
 
 
 def track(*fields: str) -> Callable[[Chain], None]:
@@ -167,7 +187,8 @@ def track(*fields: str) -> Callable[[Chain], None]:
             values.append(Value(f"the {shop} parcel's {f}", f"parcels.{ref}_{i}", parcels[i][key],
                                 kind, [p[key] for p in parcels]))  # fmt: skip
         c.read(f"In ParcelTrack, track the {shop} parcel by its tracking number: its "
-               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+               f"{fields_phrase(list(fields))}.", values,
+               where="ParcelTrack: the parcel's page, found by its tracking number")  # fmt: skip
 
     return reads(source, "track", track, fields)
 
@@ -186,7 +207,8 @@ def contact(*fields: str) -> Callable[[Chain], None]:
                   refs[f][1], [p[refs[f][0]] for p in people])
             for f in fields
         ]  # fmt: skip
-        c.read(f"In Contacts, open {name}'s page: their {fields_phrase(list(fields))}.", values)
+        c.read(f"In Contacts, open {name}'s page: their {fields_phrase(list(fields))}.", values,
+               where=f"Contacts: {name}'s page")  # fmt: skip
 
     return reads(source, "contact", contact, fields)
 
@@ -204,16 +226,17 @@ def event(*fields: str) -> Callable[[Chain], None]:
         title, day = chosen["title"], chosen["day"]
         if "attendee" in fields:
             c.taken.setdefault("met", []).append(chosen["n"])
-        labels = {"place": f"where '{title}' takes place",
-                  "attendee": f"who joins you at '{title}'",
-                  "start": f"when '{title}' starts"}  # fmt: skip
+        labels = {"place": f"where '{title}' on {day} takes place",
+                  "attendee": f"who joins you at '{title}' on {day}",
+                  "start": f"when '{title}' on {day} starts"}  # fmt: skip
         values = [
             Value(labels[f], f"agenda.{refs[f][0]}_{chosen['n']}", chosen[refs[f][0]],
                   refs[f][1], [e[refs[f][0]] for e in events])
             for f in fields
         ]  # fmt: skip
         c.read(f"In Agenda, open '{title}' on {day}: "
-               f"{fields_phrase([words[f] for f in fields])}.", values)  # fmt: skip
+               f"{fields_phrase([words[f] for f in fields])}.", values,
+               where=f"Agenda: the {day} tab, the page of '{title}'")  # fmt: skip
 
     return reads(source, "event", event, fields)
 
@@ -222,18 +245,19 @@ def attendee_phone(c: Chain) -> None:
     """The phone number of the person an event read earlier said joins you."""
     events = {e["n"]: e for e in c.world.data("agenda")["events"]}
     n = c.take("called", c.taken.get("met", []))
-    title, name = events[n]["title"], events[n]["attendee"]
+    title, day, name = events[n]["title"], events[n]["day"], events[n]["attendee"]
     people = contacts.people(c.world)
     person = next(p for p in people if p["name"] == name)
     value = Value(
-        f"the phone number of the person at '{title}'",
+        f"the phone number of the person at '{title}' on {day}",
         contacts.ref(person, "phone"),
         person["phone"],
         "code",
         [p["phone"] for p in people],
     )
-    c.read(f"In Contacts, open the page of the person who joins you at '{title}': their phone "
-           "number.", [value])  # fmt: skip
+    c.read(f"In Contacts, open the page of the person who joins you at '{title}' on {day}: "
+           "their phone number.", [value],
+           where="Contacts: the page of the person Agenda names")  # fmt: skip
 
 
 def flight(*fields: str) -> Callable[[Chain], None]:
@@ -252,14 +276,18 @@ def flight(*fields: str) -> Callable[[Chain], None]:
         others = {f: [str(x[k]) for x in results[city]] for f, k in
                   (("flight number", "code"), ("fare", "price"), ("gate", "gate"),
                    ("seats left", "seats_left"))}  # fmt: skip
+        labels = {"flight number": f"the number of the cheapest flight to {city}",
+                  "fare": f"the fare of the cheapest flight to {city}",
+                  "gate": f"the gate of the cheapest flight to {city}",
+                  "seats left": f"the seats left on the cheapest flight to {city}"}  # fmt: skip
         values = [
-            Value(f"the {city} flight's {f}", refs[f][0] and f"flights.{refs[f][0]}_{key}",
-                  str(data[f]),
+            Value(labels[f], refs[f][0] and f"flights.{refs[f][0]}_{key}", str(data[f]),
                   refs[f][1], others[f])
             for f in fields
         ]  # fmt: skip
         c.read(f"In SkyBook, find the cheapest flight from Lisbon to {city}: its "
-               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+               f"{fields_phrase(list(fields))}.", values,
+               where=f"SkyBook: the results for {city}, and the flight's page")  # fmt: skip
 
     return reads(source, "flight", flight, fields)
 
@@ -296,7 +324,8 @@ def weather(*fields: str) -> Callable[[Chain], None]:
                     )
                 )
                 words.append(f"its high on {day['day']}")
-        c.read(f"In SkyCast, open {name}: {fields_phrase(words)}.", values)
+        c.read(f"In SkyCast, open {name}: {fields_phrase(words)}.", values,
+               where=f"SkyCast: {name}'s page")  # fmt: skip
 
     return reads(source, "weather", weather, fields)
 
@@ -315,7 +344,8 @@ def account(*fields: str) -> Callable[[Chain], None]:
             for f in fields
         ]  # fmt: skip
         c.read(f"In Ledger's Accounts tab, open your {name} account: its "
-               f"{fields_phrase(list(fields))}.", values)  # fmt: skip
+               f"{fields_phrase(list(fields))}.", values,
+               where=f"Ledger: the Accounts tab, the {name} account")  # fmt: skip
 
     return reads(source, "account", account, fields)
 
@@ -345,7 +375,7 @@ def payment(c: Chain) -> None:
         ),
     ]
     c.read(f"In Ledger's Activity tab, find your payment to {merchant}: what you paid and when.",
-           values)  # fmt: skip
+           values, where=f"Ledger: the Activity tab, the payment to {merchant}")  # fmt: skip
 
 
 def code(c: Chain) -> None:
@@ -360,7 +390,8 @@ def code(c: Chain) -> None:
         "code",
         [e["code"] for e in emails],
     )
-    c.read(f"In Mailbox, read the {service} verification code.", [value])
+    c.read(f"In Mailbox, read the {service} verification code.", [value],
+           where=f"Mailbox: the email from {service}")  # fmt: skip
 
 
 def room(c: Chain) -> None:
@@ -375,7 +406,8 @@ def room(c: Chain) -> None:
         "name",
         [e["room"] for e in invites],
     )
-    c.read(f"In Mailbox, read the invitation to the {topic} meeting: its room.", [value])
+    c.read(f"In Mailbox, read the invitation to the {topic} meeting: its room.", [value],
+           where=f"Mailbox: the invitation to the {topic} meeting")  # fmt: skip
 
 
 # --- sinks ----------------------------------------------------------------------------------
@@ -395,8 +427,8 @@ def note(c: Chain) -> None:
     values = unwritten(c, "note")
     title = c.take("note", list(NOTE_TITLES))
     c.written |= {v.label for v in values}
-    c.read(f"In Notes, write a note titled '{title}' with: {listed([v.label for v in values])}.",
-           [])  # fmt: skip
+    line = f"In Notes, write a note titled '{title}' with: {listed([v.label for v in values])}."
+    c.read(line, [], line)
 
 
 def message(c: Chain) -> None:
@@ -404,8 +436,8 @@ def message(c: Chain) -> None:
     values = unwritten(c, "message")
     person = c.take("chat", list(CHATS))
     c.written |= {v.label for v in values}
-    c.read(f"In Chatter, send {person} one message with: {listed([v.label for v in values])}.",
-           [])  # fmt: skip
+    line = f"In Chatter, send {person} one message with: {listed([v.label for v in values])}."
+    c.read(line, [], line)
 
 
 # --- the answer -----------------------------------------------------------------------------
@@ -426,7 +458,9 @@ def answer_lowest(kind: str, pick=min) -> Callable[[Chain], Value]:
             raise AmbiguousInstance(f"fewer than two {kind}s to compare")
         best = unique_best(values, lambda v: cents_of(v.value), pick)
         word = "lowest" if pick is min else "highest"
-        c.lines.append(f"Finally, answer with the {word} of: {listed([v.label for v in values])}.")
+        line = f"Finally, answer with the {word} of: {listed([v.label for v in values])}."
+        c.lines.append(line)
+        c.tasks.append(line)
         return best
 
     choose.compares, choose.kind = True, kind
@@ -484,19 +518,53 @@ def simplified(parts: list, answer) -> list:
     return simpler
 
 
+DRAWS = 20  # how many times a chain's entities are drawn again when a value shows in its goal
+
+
+def said_in(text: str, value: str) -> bool:
+    """Whether ``value`` is a whole word or number of ``text``."""
+    return re.search(rf"(?<![\w$.,]){re.escape(value)}(?![\w]|[.,]\d)", text) is not None
+
+
 def resolve(world: World, rng: random.Random, parts: list, answer) -> Resolved:
-    """An instance of a chain: its sentences, the gold, the variables, the candidates."""
+    """An instance of a chain: its sentences, the gold, the variables, the candidates. The
+    entities are drawn again (from the same seeded numbers, so the instance stays the seed's)
+    while a value the chain reads shows in its goal by chance (the person joining you at an
+    event who is also a contact asked about): what the goal says needs no memory."""
+    for _ in range(DRAWS):
+        c, gold = _drawn(world, rng, parts, answer)
+        text = "\n".join([*c.lines, *c.tasks])
+        if not any(said_in(text, v.value) for v in c.values if v.kind in ("name", "code")):
+            break
+    return _resolved(c, gold, answer)
+
+
+def _drawn(world: World, rng: random.Random, parts: list, answer) -> tuple[Chain, Value]:
     c = Chain(world, rng)
     for part in parts:
         part(c)
-    gold = answer(c)
-    if not getattr(answer, "compares", False):
+    return c, answer(c)
+
+
+def _resolved(c: Chain, gold: Value, answer) -> Resolved:
+    compares = getattr(answer, "compares", False)
+    if not compares:
         c.lines.append(f"Finally, answer with {gold.label}.")
+        c.tasks.append(f"Finally, answer with {gold.label}.")
+    # The natural goal names every value that is written, compared or answered; one only read
+    # would be a memory variable it never asks for.
+    named = c.written | {gold.label}
+    named |= {v.label for v in c.values if compares and v.kind == gold.kind}
+    unnamed = [v.label for v in c.values if v.label not in named]
+    if unnamed:
+        raise ManifestError(f"a chain reads {unnamed[0]!r} and never uses it")
     refs = list(dict.fromkeys(v.ref for v in c.values if v.ref))  # a flight's number is none
     candidates = list(dict.fromkeys([gold.value, *gold.others]))
-    if getattr(answer, "compares", False):
+    if compares:
         candidates = list(dict.fromkeys(v.value for v in c.values if v.kind == gold.kind))
-    return Resolved(gold.value, refs, {"steps": "\n".join(c.lines)}, candidates)
+    params = {"steps": "\n".join(c.lines), "task": "\n".join(c.tasks)}
+    knowledge = "; ".join(f"{v.label} ({v.where})" for v in c.values)
+    return Resolved(gold.value, refs, params, candidates, knowledge)
 
 
 # The app each sentence works in (a chain's apps, in order).
