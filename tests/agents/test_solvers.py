@@ -21,14 +21,15 @@ TEMPLATES = [t.id for t in all_templates()]
 # One seed here; bench/bench_environment.py plays every template at every seed and level, and
 # replays each episode (issue 35, point 6: the long loops belong in a bench).
 SEEDS = (1,)
-# The demonstrations played back here: every short template's (a few steps each) and a sample
-# of the long memory templates' (one per family of sentences); the bench replays them all.
-REPLAYED = {t.id for t in all_templates() if t.group == "short"} | {
-    "bank-pay-two-invoices",
-    "chain-week-errands",
-    "chain-parcels-both-noah",
+# The demonstrations played back here: a short template of every app and a sample of the long
+# memory templates (one per family of sentences); the bench replays them all (--replay).
+REPLAYED = {
+    "weather-temp-now", "freshcart-order-number", "megamart-coupon", "ava-door-code",
+    "cheaper-kettle-shop", "bank-pay-invoice", "flights-cheapest", "contacts-phone-to-mia",
+    "agenda-noah-meeting", "mail-invoice-to-notes", "parcels-emailed-pickup",
+    "bank-pay-two-invoices", "chain-week-errands", "chain-parcels-both-noah",
     "chain-cheapest-of-three-flights",
-}
+}  # fmt: skip
 # On a phone of another size: a template of every app, and long ones across most of them.
 RESIZED = [
     "weather-temp-now", "freshcart-order-number", "megamart-coupon", "ava-door-code",
@@ -149,8 +150,9 @@ def small_phone(adb_server):
 
 def test_the_sampled_templates_exist():
     assert set(REPLAYED) <= set(TEMPLATES) and set(RESIZED) <= set(TEMPLATES)
-    apps = {app for t in all_templates() if t.id in RESIZED for app in t.apps}
-    assert apps == {app for t in all_templates() for app in t.apps}  # every app, resized
+    every_app = {app for t in all_templates() for app in t.apps}
+    for sample in (REPLAYED, RESIZED):  # every app, replayed and resized
+        assert {app for t in all_templates() if t.id in sample for app in t.apps} == every_app
 
 
 @pytest.mark.parametrize("template_id", RESIZED)
