@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +65,9 @@ def _frame(data: bytes) -> bytes:
     )
 
 
-def _write_shard(path: Path, records: list[bytes]) -> None:
+def _write_shard(path: Path, records: Iterable[bytes]) -> None:
+    """Records written as they are made: the driver's memory stays small, and a child started
+    from it inherits its peak (``ru_maxrss`` survives fork and exec on Linux)."""
     import gzip
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,30 +135,32 @@ def write_androidcontrol(folder: Path, steps: int) -> None:
             ]
         )
     )
-    records = []
-    for e in range(steps // STEPS_PER_EPISODE):
-        n = STEPS_PER_EPISODE + 1
-        actions = [
-            {"action_type": "click", "x": 54, "y": 120}
-            if s % 2
-            else {"action_type": "scroll", "direction": "down"}
-            for s in range(STEPS_PER_EPISODE)
-        ]
-        records.append(
-            wire.example(
-                {
-                    "episode_id": wire.int64_feature(e),
-                    "goal": wire.bytes_feature(f"Task {e}".encode()),
-                    "screenshots": wire.bytes_feature(*[_png(e * n + s) for s in range(n)]),
-                    "accessibility_trees": wire.bytes_feature(*[tree] * n),
-                    "screenshot_widths": wire.int64_feature(*[W] * n),
-                    "screenshot_heights": wire.int64_feature(*[H] * n),
-                    "actions": wire.bytes_feature(*[json.dumps(a).encode() for a in actions]),
-                    "step_instructions": wire.bytes_feature(*[b"do it"] * STEPS_PER_EPISODE),
-                }
+
+    def episodes() -> Iterator[bytes]:
+        for e in range(steps // STEPS_PER_EPISODE):
+            n = STEPS_PER_EPISODE + 1
+            actions = [
+                {"action_type": "click", "x": 54, "y": 120}
+                if s % 2
+                else {"action_type": "scroll", "direction": "down"}
+                for s in range(STEPS_PER_EPISODE)
+            ]
+            yield (
+                wire.example(
+                    {
+                        "episode_id": wire.int64_feature(e),
+                        "goal": wire.bytes_feature(f"Task {e}".encode()),
+                        "screenshots": wire.bytes_feature(*[_png(e * n + s) for s in range(n)]),
+                        "accessibility_trees": wire.bytes_feature(*[tree] * n),
+                        "screenshot_widths": wire.int64_feature(*[W] * n),
+                        "screenshot_heights": wire.int64_feature(*[H] * n),
+                        "actions": wire.bytes_feature(*[json.dumps(a).encode() for a in actions]),
+                        "step_instructions": wire.bytes_feature(*[b"do it"] * STEPS_PER_EPISODE),
+                    }
+                )
             )
-        )
-    _write_shard(folder / "android_control-00000-of-00001", records)
+
+    _write_shard(folder / "android_control-00000-of-00001", episodes())
 
 
 def write_aitw(folder: Path, steps: int) -> None:
@@ -163,38 +168,41 @@ def write_aitw(folder: Path, steps: int) -> None:
 
     from tests.formats import wire
 
-    records = []
-    for e in range(steps // STEPS_PER_EPISODE):
-        for s in range(STEPS_PER_EPISODE):
-            i = e * STEPS_PER_EPISODE + s
-            # Raw RGB as the dataset stores it: a band of noise (text, photos) over a flat
-            # screen, so gzip packs it about as it packs real screenshots.
-            total = AITW_W * AITW_H * 3
-            noise = os.urandom(total // 4)
-            flat = bytes([i % 251, (i // 251) % 251, 90]) * ((total - len(noise)) // 3 + 1)
-            pixels = (noise + flat)[:total]
-            touch, lift = ((0.5, 0.5), (0.5, 0.5)) if s % 2 else ((0.8, 0.5), (0.2, 0.5))
-            records.append(
-                wire.example(
-                    {
-                        "episode_id": wire.bytes_feature(f"ep{e}".encode()),
-                        "step_id": wire.int64_feature(s),
-                        "goal_info": wire.bytes_feature(f"Task {e}".encode()),
-                        "current_activity": wire.bytes_feature(b"com.android.chrome/.Main"),
-                        "image/height": wire.int64_feature(AITW_H),
-                        "image/width": wire.int64_feature(AITW_W),
-                        "image/channels": wire.int64_feature(3),
-                        "image/encoded": wire.bytes_feature(pixels),
-                        "image/ui_annotations_positions": wire.float_feature(0.4, 0.1, 0.2, 0.8),
-                        "image/ui_annotations_text": wire.bytes_feature(b"Buy"),
-                        "image/ui_annotations_ui_types": wire.bytes_feature(b"TEXT"),
-                        "results/action_type": wire.int64_feature(4),
-                        "results/yx_touch": wire.float_feature(*touch),
-                        "results/yx_lift": wire.float_feature(*lift),
-                    }
+    def steps_() -> Iterator[bytes]:
+        for e in range(steps // STEPS_PER_EPISODE):
+            for s in range(STEPS_PER_EPISODE):
+                i = e * STEPS_PER_EPISODE + s
+                # Raw RGB as the dataset stores it: a band of noise (text, photos) over a flat
+                # screen, so gzip packs it about as it packs real screenshots.
+                total = AITW_W * AITW_H * 3
+                noise = os.urandom(total // 4)
+                flat = bytes([i % 251, (i // 251) % 251, 90]) * ((total - len(noise)) // 3 + 1)
+                pixels = (noise + flat)[:total]
+                touch, lift = ((0.5, 0.5), (0.5, 0.5)) if s % 2 else ((0.8, 0.5), (0.2, 0.5))
+                yield (
+                    wire.example(
+                        {
+                            "episode_id": wire.bytes_feature(f"ep{e}".encode()),
+                            "step_id": wire.int64_feature(s),
+                            "goal_info": wire.bytes_feature(f"Task {e}".encode()),
+                            "current_activity": wire.bytes_feature(b"com.android.chrome/.Main"),
+                            "image/height": wire.int64_feature(AITW_H),
+                            "image/width": wire.int64_feature(AITW_W),
+                            "image/channels": wire.int64_feature(3),
+                            "image/encoded": wire.bytes_feature(pixels),
+                            "image/ui_annotations_positions": wire.float_feature(
+                                0.4, 0.1, 0.2, 0.8
+                            ),
+                            "image/ui_annotations_text": wire.bytes_feature(b"Buy"),
+                            "image/ui_annotations_ui_types": wire.bytes_feature(b"TEXT"),
+                            "results/action_type": wire.int64_feature(4),
+                            "results/yx_touch": wire.float_feature(*touch),
+                            "results/yx_lift": wire.float_feature(*lift),
+                        }
+                    )
                 )
-            )
-    _write_shard(folder / "general-00000-of-00001", records)
+
+    _write_shard(folder / "general-00000-of-00001", steps_())
 
 
 WRITERS = {

@@ -115,6 +115,14 @@ def detect_folder_format(folder: Path, where: str) -> str:
         if (folder / top).is_dir()
         for path in (folder / top).iterdir()
     ]
+    # TFRecord shards one folder down (AitW keeps general/, google_apps/, ... side by side).
+    names += [
+        path.relative_to(folder).as_posix()
+        for top in folder.iterdir()
+        if top.is_dir() and top.name not in (droidbot.STATES, droidbot.EVENTS)
+        for path in top.iterdir()
+        if is_tfrecord_name(path.name)
+    ]
     return detect_format(
         set(names),
         lambda name: (folder / name).read_bytes(),
@@ -195,5 +203,6 @@ def _detect_tar(upload: IO[bytes], name: str) -> str:
         _below(names, root),
         lambda member: manifests[root + member],
         name,
-        lambda member: peeks.get(root + member),
+        # The first shard of the stream stands for them all (a tar is read once).
+        lambda member: peeks.get(root + member, next(iter(peeks.values()), None)),
     )

@@ -4,6 +4,8 @@ read as its action matching reads them, UI annotations as a dump."""
 from __future__ import annotations
 
 import io
+import tarfile
+import zipfile
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from django.test import override_settings
 from PIL import Image
 
 from formats.catalogue import IMPORTERS, export_trajectories, import_trajectories
-from formats.detect import detect_folder_format
+from formats.detect import detect_archive_format, detect_folder_format
 from formats.imported import missing_screenshot
 from formats.spool import spool_closed
 from tests.trajectories.builders import png
@@ -117,6 +119,27 @@ def read():
 
 def test_it_is_detected_by_what_its_first_record_holds(tmp_path):
     assert detect_folder_format(shards(tmp_path, episode_a()), "data") == "aitw"
+
+
+def test_shards_in_the_datasets_folders_are_found_and_detected(project, tmp_path):
+    folder = tmp_path / "android-in-the-wild"
+    wire.write_tfrecord(folder / "general" / SHARD, episode_a())
+    wire.write_tfrecord(folder / "install" / SHARD, episode_b())
+    assert import_trajectories(project, folder, "auto")["created"] == 2
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_an_archive_of_shards_is_detected_from_its_first_record(tmp_path, kind):
+    folder = shards(tmp_path, episode_a())
+    upload = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(upload, "w") as archive:
+            archive.write(folder / SHARD, f"aitw/general/{SHARD}")
+    else:
+        with tarfile.open(fileobj=upload, mode="w:gz") as archive:
+            archive.add(folder / SHARD, f"aitw/general/{SHARD}")
+    upload.seek(0)
+    assert detect_archive_format(upload, f"data.{kind}") == "aitw"
 
 
 def test_steps_are_grouped_into_episodes_across_shards_in_step_order(read, tmp_path):
