@@ -26,8 +26,9 @@ help:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Everything: the test tools and every optional extra (the virtual device, S3, Parquet).
-EXTRAS := dev,virtual,s3,parquet
+# Everything: the test tools and every optional extra (the virtual device, S3, Parquet, the RL
+# environment server).
+EXTRAS := dev,virtual,s3,parquet,rl
 
 # Reinstall only when pyproject.toml (or EXTRAS, here) changed since the last install.
 $(STAMP): pyproject.toml Makefile | $(BIN)/python

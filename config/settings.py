@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "devices",
     "agents",
     "explore",
+    "rl",
     "annotate",
     "frontend",
     "fixtures",
@@ -260,6 +261,12 @@ WAYPOINT_POOL_WAIT_S = envint("WAYPOINT_POOL_WAIT_S", 600)
 # ...but no longer than this while no device of the pool can be reached at all (all gone).
 WAYPOINT_POOL_UNREACHABLE_S = envint("WAYPOINT_POOL_UNREACHABLE_S", 30)
 WAYPOINT_AGENT_MAX_STEPS = envint("WAYPOINT_AGENT_MAX_STEPS", 30)
+# The RL environment server (manage.py env_server, rl/): sessions open at once, how long a
+# session may go without a request before its episode ends and its device is released, and how
+# long a reset waits in line for a free device of the pool.
+WAYPOINT_RL_MAX_SESSIONS = envint("WAYPOINT_RL_MAX_SESSIONS", 64)
+WAYPOINT_RL_IDLE_S = envint("WAYPOINT_RL_IDLE_S", 120)
+WAYPOINT_RL_DEVICE_WAIT_S = envint("WAYPOINT_RL_DEVICE_WAIT_S", 600)
 # The agent's window for the memory check (agents/memory_need.py): a value needs memory when
 # none of the last this many observations on the solver's path shows it where it is used.
 WAYPOINT_MEMORY_WINDOW = envint("WAYPOINT_MEMORY_WINDOW", 5)

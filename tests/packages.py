@@ -17,5 +17,6 @@ PACKAGES = (
     "formats",
     "frontend",
     "graphs",
+    "rl",
     "trajectories",
 )

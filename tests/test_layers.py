@@ -1,7 +1,8 @@
 """The apps are layered: each imports only the apps below it, and none imports ``config``.
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
-``fixtures`` < ``annotate``, ``agents`` and ``explore``; ``frontend`` sits on the domain apps.
+``fixtures`` < ``annotate``, ``agents`` and ``explore`` < ``rl``; ``frontend`` sits on the domain
+apps.
 ``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings
 through ``django.conf.settings``, never by importing ``config``.
 """
@@ -17,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {app: set(ORDER[:i]) for i, app in enumerate(ORDE
 ALLOWED["annotate"] = set(ORDER)
 ALLOWED["agents"] = set(ORDER)  # agents drive devices, score with evaluation; not annotate
 ALLOWED["explore"] = set(ORDER)  # explorations drive devices and build app graphs
+ALLOWED["rl"] = {*ORDER, "agents"}  # the RL server leases the agents' pool, reads their formats
 ALLOWED["frontend"] = {"core", "trajectories", "graphs", "formats", "evaluation"}
 ALLOWED["config"] = set(PACKAGES) - {"config"}
 

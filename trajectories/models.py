@@ -157,6 +157,7 @@ class Source(models.TextChoices):
     AGENT = "agent", "Agent"  # an episode of an agent run on a device (agents/)
     SOLVER = "solver", "Solver"  # a scripted solver's episode: a verified demonstration
     EXPLORATION = "exploration", "Exploration"  # an episode of an app's exploration (explore/)
+    ROLLOUT = "rollout", "Rollout"  # an episode a trainer drove through the RL server (rl/)
 
 
 class Status(models.TextChoices):
