@@ -195,13 +195,6 @@ def _posed(instances: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, in
     return tasks
 
 
-def posed_tasks(instances: Iterable[dict[str, Any]]) -> dict[tuple[str, int, int], Task]:
-    """The tasks the virtual device poses for instances ``{template, seed, level}``, by
-    :func:`instance_key` (the gold answers and variables too: for this Waypoint, never for a
-    document)."""
-    return _posed(instance_key(i) for i in instances)
-
-
 def posed_instance(template_id: str, seed: int, task: Task) -> dict[str, Any]:
     """An instance as a suite document lists it."""
     posed = {
