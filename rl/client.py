@@ -1,0 +1,85 @@
+"""A trainer's client of the environment server: OpenEnv's ``EnvClient`` with Waypoint's types.
+
+    from rl.client import WaypointEnv
+    from rl.protocol import WaypointAction
+
+    with WaypointEnv("http://127.0.0.1:8765", token="...") as env:
+        result = env.reset(seed=1, task="weather-temp-now", run="grpo-1")
+        result = env.step(WaypointAction(text=model_output, format="mobile_use"))
+        result.observation.info["reward"], result.reward, result.done
+
+It sends the API token as a header (never in the URL), takes observations of any size (a
+screenshot of a large phone is more than the megabyte a WebSocket message gets by default) and
+waits as long as a reset may wait in line for a device. Importable without Django.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect as ws_connect
+
+from .protocol import WaypointAction, WaypointObservation, WaypointState
+
+WAIT_S = 900.0  # a reset may wait in line for a device (the server's WAYPOINT_RL_DEVICE_WAIT_S)
+
+
+class WaypointEnv(EnvClient[WaypointAction, WaypointObservation, WaypointState]):
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        connect_timeout_s: float = 10.0,
+        message_timeout_s: float = WAIT_S,
+    ) -> None:
+        super().__init__(
+            base_url, connect_timeout_s=connect_timeout_s, message_timeout_s=message_timeout_s
+        )
+        self._token = token
+
+    def connect(self) -> WaypointEnv:
+        if self._ws is not None:
+            return self
+        try:
+            self._ws = ws_connect(
+                self._ws_url,
+                additional_headers={"Authorization": f"Token {self._token}"},
+                open_timeout=self._connect_timeout,
+                max_size=None,
+                proxy=None,
+                legacy=True,
+            )
+        except InvalidStatus as exc:
+            raise ConnectionError(f"{self._ws_url} refused the session: {refusal(exc)}") from None
+        except OSError as exc:
+            raise ConnectionError(f"{self._ws_url} did not answer: {exc}") from None
+        return self
+
+    def _step_payload(self, action: WaypointAction) -> dict[str, Any]:
+        return action.model_dump(exclude_defaults=True)
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[WaypointObservation]:
+        observation = WaypointObservation(
+            **payload.get("observation", {}),
+            done=payload.get("done", False),
+            reward=payload.get("reward"),
+        )
+        return StepResult(observation=observation, reward=observation.reward, done=observation.done)
+
+    def _parse_state(self, payload: dict[str, Any]) -> WaypointState:
+        return WaypointState(**payload)
+
+
+def refusal(exc: InvalidStatus) -> str:
+    """What the server said when it refused the WebSocket: its status and its message."""
+    response = exc.response
+    try:
+        detail = json.loads(response.body or b"{}").get("detail", "")
+    except (ValueError, AttributeError):
+        detail = ""
+    return f"HTTP {response.status_code}" + (f": {detail}" if detail else "")

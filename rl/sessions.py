@@ -1,0 +1,239 @@
+"""A trainer's session on the environment server, and the watchdog that keeps its device's lease
+alive while the trainer is there and frees the device when it is not.
+
+Each session does all of its work (the line for a device, the device, the database) in one
+thread of its own, in the order the requests came: a reset, the steps, the end of an episode
+because the trainer went silent, and the close are never run at the same time. A request
+waits for its turn and its answer; ``close`` only queues the end and returns (the server calls
+it from its event loop).
+
+The watchdog (one thread per server process) looks at every session every few seconds: it
+renews the lease of each device in use (and the rollouts' heartbeat, which tells the reaper they
+live), ends the episode of a session that sent no request for ``idle_s`` seconds (its trajectory
+interrupted with every step kept, its device released), and once a minute ends as lost the
+rollouts of servers that stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from agents.pool import NoDevice
+from devices.services import LeaseConflict, do_heartbeat
+
+from .episode import Episode, EpisodeError, Setup, check_reset, heartbeat_rollouts
+from .episode import reap_lost_rollouts as reap
+from .protocol import WaypointAction, WaypointObservation, WaypointState
+from .queue import Cancelled, DeviceQueue
+
+log = logging.getLogger(__name__)
+
+REAP_EVERY_S = 60.0
+
+
+@dataclass
+class ServerConfig:
+    """One environment server: what it serves, its line for devices, its limits."""
+
+    setup: Setup
+    queue: DeviceQueue
+    max_sessions: int
+    idle_s: float
+    wait_s: float
+
+
+def stale_s() -> float:
+    """A rollout whose heartbeat is older than this was left by a server that stopped."""
+    return max(30.0, 3.0 * settings.WAYPOINT_LEASE_SECONDS)
+
+
+class Session:
+    """One trainer's session (see the module's docstring)."""
+
+    def __init__(self, server: ServerConfig, user) -> None:
+        self.server = server
+        self.user = user
+        self.episode: Episode | None = None
+        self.episode_id: str | None = None
+        self.rng = random.Random()  # the seeds of resets that name none
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rl-session")
+        self._lock = threading.Lock()
+        self._busy = 0
+        self._last = time.monotonic()
+        self.closing = threading.Event()
+        self.ended_why = ""  # why the watchdog ended the episode
+        WATCHDOG.add(self)
+
+    # ---------------------------------------------------------------- requests
+
+    def _call(self, fn, *args: Any) -> Any:
+        if self.closing.is_set():
+            raise EpisodeError("this session is closed")
+        with self._lock:
+            self._busy += 1
+        try:
+            return self._worker.submit(fn, *args).result()
+        finally:
+            with self._lock:
+                self._busy -= 1
+                self._last = time.monotonic()
+
+    def reset(self, args: dict[str, Any]) -> WaypointObservation:
+        return self._call(self._reset, args)
+
+    def step(self, action: WaypointAction) -> WaypointObservation:
+        return self._call(self._step, action)
+
+    def state(self) -> WaypointState:
+        episode = self.episode
+        if episode is None:
+            return WaypointState()
+        return episode.state(self.episode_id)
+
+    def _reset(self, args: dict[str, Any]) -> WaypointObservation:
+        server = self.server
+        reset = check_reset(server.setup, args, self.rng)
+        if self.episode is not None:
+            # Its device goes back first: a session never holds one device waiting for another.
+            self.episode.abandon("the trainer reset the session before the episode ended")
+            self.episode = None
+        self.ended_why = ""
+        try:
+            lease, conn = server.queue.take(
+                server.setup.pool, self.user, server.wait_s, self.closing
+            )
+        except NoDevice as exc:
+            raise EpisodeError(str(exc)) from None
+        except Cancelled:
+            raise EpisodeError("the session was closed while it waited for a device") from None
+        episode = Episode(server.setup, self.user, reset, lease, conn, server.queue.released)
+        try:
+            observation = episode.begin()
+        except BaseException:
+            episode.abandon("the episode could not start")
+            raise
+        self.episode, self.episode_id = episode, str(episode.rollout.pk)
+        return observation
+
+    def _step(self, action: WaypointAction) -> WaypointObservation:
+        if self.episode is None:
+            raise EpisodeError("no episode: reset first")
+        if self.ended_why:
+            raise EpisodeError(f"the episode has ended ({self.ended_why}): reset to start another")
+        return self.episode.step(action)
+
+    # ---------------------------------------------------------------- ending
+
+    def close(self, why: str = "its trainer closed the session") -> None:
+        """End the session: its episode ends as it stands and its device is freed (queued
+        behind the request in progress, if any; returns at once)."""
+        if self.closing.is_set():
+            return
+        self.closing.set()
+        WATCHDOG.discard(self)
+        self._worker.submit(self._close, why)
+        self._worker.shutdown(wait=False)
+
+    def _close(self, why: str) -> None:
+        try:
+            if self.episode is not None:
+                self.episode.abandon(why)
+        finally:
+            connection.close()
+
+    def idle_for(self) -> float:
+        with self._lock:
+            return 0.0 if self._busy else time.monotonic() - self._last
+
+    def holding(self) -> Episode | None:
+        """The episode whose device this session holds now."""
+        episode = self.episode
+        return episode if episode is not None and not episode.released else None
+
+    def expire(self) -> None:
+        """The trainer went silent: end its episode, free the device (in the session's own
+        thread, unless a request came meanwhile)."""
+        idle_s = self.server.idle_s
+        if self.closing.is_set():
+            return
+
+        def end() -> None:
+            episode = self.holding()
+            if episode is None or self.idle_for() < idle_s:
+                return
+            self.ended_why = f"its session sent no request for {idle_s:g} s"
+            episode.abandon(self.ended_why)
+
+        self._worker.submit(end)
+
+
+class Watchdog:
+    """The one thread that watches every session of this process (see the module)."""
+
+    def __init__(self) -> None:
+        self._sessions: set[Session] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._last_reap = 0.0
+
+    def add(self, session: Session) -> None:
+        with self._lock:
+            self._sessions.add(session)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="rl-watchdog", daemon=True)
+                self._thread.start()
+
+    def discard(self, session: Session) -> None:
+        with self._lock:
+            self._sessions.discard(session)
+
+    def sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._sessions)
+
+    def _run(self) -> None:
+        while True:
+            sessions = self.sessions()
+            tick = min((s.server.idle_s for s in sessions), default=20.0) / 4
+            time.sleep(max(0.2, min(5.0, tick)))
+            try:
+                self.look(self.sessions())
+            except Exception:  # noqa: BLE001 - the watchdog goes on; the log has it
+                log.exception("the RL session watchdog failed a round")
+            finally:
+                connection.close()  # a round every few seconds: no connection held between
+
+    def look(self, sessions: list[Session]) -> None:
+        """One round: renew, expire, reap."""
+        live = []
+        for session in sessions:
+            episode = session.holding()
+            if episode is None:
+                continue
+            if session.idle_for() >= session.server.idle_s:
+                session.expire()
+                continue
+            try:
+                do_heartbeat(episode.lease.serial, session.user)
+            except LeaseConflict:
+                episode.lease_lost.set()
+            if episode.rollout is not None:
+                live.append(episode.rollout.pk)
+        if live:
+            heartbeat_rollouts(live)
+        now = time.monotonic()
+        if sessions and now - self._last_reap >= REAP_EVERY_S:
+            self._last_reap = now
+            reap(stale_s())
+
+
+WATCHDOG = Watchdog()
