@@ -20,7 +20,7 @@ from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from .protocol import WaypointAction, WaypointObservation, WaypointState
@@ -59,6 +59,27 @@ class WaypointEnv(EnvClient[WaypointAction, WaypointObservation, WaypointState])
         except OSError as exc:
             raise ConnectionError(f"{self._ws_url} did not answer: {exc}") from None
         return self
+
+    def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return super()._send_and_receive(message)
+        except ConnectionClosed as exc:
+            # The server may have said why before it closed (a session past its limit).
+            said = self._last_word()
+            self._ws = None
+            if said:
+                raise RuntimeError(
+                    f"Server error: {said.get('message', '')} (code: {said.get('code', '')})"
+                ) from None
+            raise ConnectionError(f"the server closed the session ({exc})") from None
+
+    def _last_word(self) -> dict[str, Any] | None:
+        """The error the server sent before it closed the connection, if it sent one."""
+        try:
+            answer = json.loads(self._ws.recv(timeout=0))
+        except (ConnectionClosed, TimeoutError, ValueError):
+            return None
+        return answer.get("data") if answer.get("type") == "error" else None
 
     def _step_payload(self, action: WaypointAction) -> dict[str, Any]:
         return action.model_dump(exclude_defaults=True)
