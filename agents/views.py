@@ -52,7 +52,10 @@ class StartRunForm(forms.Form):
     )
     suite = forms.ChoiceField(required=False)
     tasks = forms.CharField(
-        required=False, label="or task templates", help_text="Template ids, separated by commas."
+        required=False,
+        label="or task templates",
+        help_text="Template ids, separated by commas, or memory (the long memory templates), "
+        "short, all, app:SLUG.",
     )
     seeds = forms.CharField(initial="1..3", required=False, help_text="e.g. 1..5 or 1,4,9")
     levels = forms.CharField(
