@@ -57,7 +57,9 @@ class RunRequestSerializer(serializers.Serializer):
         required=False, help_text="A suite of the project: NAME (newest version) or NAME@VERSION."
     )
     tasks = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Instead of a suite: template ids, or memory, short, all, app:SLUG."
+        child=serializers.CharField(),
+        required=False,
+        help_text="Instead of a suite: template ids, or memory, short, all, app:SLUG.",
     )
     seeds = serializers.JSONField(
         required=False,
