@@ -2,10 +2,10 @@
 
 Devices are leased from the project's pool as the runner's episodes lease them
 (``agents.pool.take_device``: any adb server of ``ADB_SERVERS``, so devices on several hosts
-serve one trainer). With more sessions than devices, a reset waits: only the first sessions of
-the line, as many as the pool has devices, try the pool (its leases are rows of the database,
-polled); the others wait on a condition until a session ahead of them leaves the line or a
-device is given back. A session that gives up (closed, its wait over) leaves the line, so the
+serve one trainer). With more sessions than devices, a reset waits: only the first session of
+the line tries the pool (its leases are rows of the database, polled; a free device is taken at
+once, so the line moves as fast as devices come back); the others wait on a condition until the
+session ahead of them leaves the line. A session that gives up (closed, its wait over) leaves the line, so the
 line never holds a place for nobody, and no session holds a device while it waits for another:
 many sessions on few devices queue, and never deadlock.
 """
@@ -67,7 +67,7 @@ class DeviceQueue:
                 devices = pool()
                 if not devices:
                     raise NoDevice("the pool has no device (grant one to the project)")
-                self._wait_turn(ticket, len(devices), deadline, wait_s, cancelled)
+                self._wait_turn(ticket, deadline, wait_s, cancelled)
                 remaining = deadline - time.monotonic()
                 try:
                     return self._take(
@@ -92,18 +92,13 @@ class DeviceQueue:
                 self._cond.notify_all()
 
     def _wait_turn(
-        self,
-        ticket: object,
-        devices: int,
-        deadline: float,
-        wait_s: float,
-        cancelled: threading.Event,
+        self, ticket: object, deadline: float, wait_s: float, cancelled: threading.Event
     ) -> None:
-        """Return once ``ticket`` is among the first ``devices`` of the line."""
+        """Return once ``ticket`` is the first of the line."""
         with self._cond:
-            if self._line.index(ticket) >= devices:
+            if self._line[0] is not ticket:
                 connection.close()  # a session in line holds no database connection
-            while self._line.index(ticket) >= devices:
+            while self._line[0] is not ticket:
                 if cancelled.is_set():
                     raise Cancelled()
                 remaining = deadline - time.monotonic()
@@ -118,6 +113,6 @@ class DeviceQueue:
         )
 
     def released(self) -> None:
-        """A device was given back: the first in line looks at the pool again now."""
+        """A device was given back (the first in line finds it at its next poll)."""
         with self._cond:
             self._cond.notify_all()
