@@ -5,9 +5,9 @@ Devices are leased from the project's pool as the runner's episodes lease them
 serve one trainer). With more sessions than devices, a reset waits: only the first session of
 the line tries the pool (its leases are rows of the database, polled; a free device is taken at
 once, so the line moves as fast as devices come back); the others wait on a condition until the
-session ahead of them leaves the line. A session that gives up (closed, its wait over) leaves the line, so the
-line never holds a place for nobody, and no session holds a device while it waits for another:
-many sessions on few devices queue, and never deadlock.
+session ahead of them leaves the line. A session that gives up (closed, its wait over) leaves
+the line, so the line never holds a place for nobody, and no session holds a device while it
+waits for another: many sessions on few devices queue, and never deadlock.
 """
 
 from __future__ import annotations
