@@ -18,7 +18,7 @@ import adbutils
 from trajectories.models import ActionType
 from trajectories.validation import InvalidData
 
-from .adb import DeviceFacts
+from .adb import DeviceFacts, run_shell
 
 DEFAULT_LONG_PRESS_MS = 800
 DEFAULT_SWIPE_MS = 300
@@ -36,7 +36,7 @@ class CannotType(InvalidData):
 
 
 def shell(device: adbutils.AdbDevice, args: list[str], timeout: float = 30) -> str:
-    return device.shell(args, timeout=timeout)
+    return run_shell(device, args, timeout=timeout)
 
 
 def input_text_calls(text: str) -> Iterator[list[str]]:

@@ -21,7 +21,7 @@ import adbutils
 from django.conf import settings
 from django.utils import timezone
 
-from .adb import DeviceFacts
+from .adb import DeviceFacts, run_shell
 
 _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="capture")
 _FOCUS_RE = re.compile(r"(?:mCurrentFocus|mFocusedApp)=\S+\{\S+ \S+ ([\w.]+)/([\w.$]+)")
@@ -66,15 +66,24 @@ def png_size(png: bytes) -> tuple[int, int]:
 
 
 def screenshot_png(device: adbutils.AdbDevice) -> bytes:
-    return device.shell(["screencap", "-p"], encoding=None, timeout=30)
+    return run_shell(device, ["screencap", "-p"], encoding=None, timeout=30)
+
+
+TTY_DUMPED = "UI hierchary dumped to: /dev/tty"  # sic: what uiautomator prints after the XML
 
 
 def dump_xml(device: adbutils.AdbDevice) -> str:
+    """The UI hierarchy, as ``uiautomator dump /dev/tty`` prints it (one command, no file to
+    pull), else as adbutils gets it (a dump to a file, then a pull) on a phone whose uiautomator
+    cannot write to the terminal."""
+    out = run_shell(device, ["uiautomator", "dump", "/dev/tty"], timeout=30)
+    if out.startswith("<?xml") and out.endswith(TTY_DUMPED):
+        return out.removesuffix(TTY_DUMPED)
     return device.dump_hierarchy()
 
 
 def screen_version(device: adbutils.AdbDevice) -> int:
-    out = device.shell(["waypoint", "screen-version"], timeout=10).strip()
+    out = run_shell(device, ["waypoint", "screen-version"], timeout=10).strip()
     try:
         return int(out)
     except ValueError:
@@ -95,9 +104,9 @@ def parse_focus(text: str) -> tuple[str, str]:
 def _meta(device: adbutils.AdbDevice, virtual: bool) -> tuple[str, str, list[dict] | None]:
     focus = "dumpsys window | grep -E 'mCurrentFocus|mFocusedApp'"
     if not virtual:
-        package, activity = parse_focus(device.shell(focus, timeout=10))
+        package, activity = parse_focus(run_shell(device, focus, timeout=10))
         return package, activity, None
-    out = device.shell(f"waypoint visible-vars; echo {_META_SEPARATOR}; {focus}", timeout=10)
+    out = run_shell(device, f"waypoint visible-vars; echo {_META_SEPARATOR}; {focus}", timeout=10)
     variables, _, focus_out = out.partition(_META_SEPARATOR)
     try:
         visible = json.loads(variables.strip() or "[]")
