@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "agents",
     "explore",
     "rl",
+    "environments",
     "annotate",
     "frontend",
     "fixtures",
@@ -437,6 +438,15 @@ WAYPOINT_VIRTUAL_SIZE = os.getenv("WAYPOINT_VIRTUAL_SIZE", "1080x2400")
 # Where `manage.py virtual_device` says whether it came up (read by `make run` and /devices/).
 WAYPOINT_VIRTUAL_DEVICE_STATUS = Path(
     os.getenv("WAYPOINT_VIRTUAL_DEVICE_STATUS", str(VAR_DIR / "virtual_device.json"))
+)
+# App packages installed (generated environments, issue 37: devices/services/packages.py): one
+# folder each, read by the web server and the workers alike (a shared volume across hosts).
+# Tests start with none (a folder of their own, made only when one installs a package).
+WAYPOINT_PACKAGES_DIR = Path(
+    os.getenv(
+        "WAYPOINT_PACKAGES_DIR",
+        str(VAR_DIR / (f"packages-test-{os.getpid()}" if TESTING else "packages")),
+    )
 )
 # Chromium for the virtual device's screens and browser tests: CHROMIUM_PATH, else the
 # system's, else Playwright's own (`make run` and `make test` provision one: config/provision.py).

@@ -11,6 +11,7 @@ PACKAGES = (
     "config",
     "core",
     "devices",
+    "environments",
     "evaluation",
     "explore",
     "fixtures",

@@ -1,8 +1,8 @@
 """The apps are layered: each imports only the apps below it, and none imports ``config``.
 
 ``core`` < ``trajectories`` < ``graphs`` < ``formats`` < ``evaluation`` < ``devices`` <
-``fixtures`` < ``annotate``, ``agents`` and ``explore`` < ``rl``; ``frontend`` sits on the domain
-apps.
+``fixtures`` < ``annotate``, ``agents`` and ``explore`` < ``rl`` and ``environments``;
+``frontend`` sits on the domain apps.
 ``config`` is the wiring above them all (settings, URLs, the Celery app): an app reads settings
 through ``django.conf.settings``, never by importing ``config``.
 """
@@ -19,6 +19,8 @@ ALLOWED["annotate"] = set(ORDER)
 ALLOWED["agents"] = set(ORDER)  # agents drive devices, score with evaluation; not annotate
 ALLOWED["explore"] = set(ORDER)  # explorations drive devices and build app graphs
 ALLOWED["rl"] = {*ORDER, "agents"}  # the RL server leases the agents' pool, reads their formats
+# generated environments: verified by the agents' generic solver, explored, exported as SFT
+ALLOWED["environments"] = {*ORDER, "agents", "explore"}
 ALLOWED["frontend"] = {"core", "trajectories", "graphs", "formats", "evaluation"}
 ALLOWED["config"] = set(PACKAGES) - {"config"}
 

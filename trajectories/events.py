@@ -103,6 +103,9 @@ EPISODE_RERUN = "episode.rerun"  # its worker was lost: the episode runs again, 
 ENDPOINT_REGISTERED = "endpoint.registered"  # a named model endpoint (never its key)
 ENDPOINT_REMOVED = "endpoint.removed"
 
+# environments generated as app packages (issue 37)
+JOB_GENERATION_QUEUED = "job.generation_queued"
+
 # app knowledge graphs (UI-KOBE)
 APP_GRAPH_IMPORTED = "app_graph.imported"
 

@@ -46,6 +46,8 @@ def _environment(output: str, serial: str) -> dict[str, Any]:
                 "label": a.get("label", ""),
                 "version": a.get("version", ""),
             }
+            # an app package's content hash (devices/virtual/packages.py)
+            | ({"sha256": a["sha256"]} if a.get("sha256") else {})
             for a in env["apps"]
         ]
     except (ValueError, KeyError, TypeError) as exc:
@@ -57,6 +59,16 @@ def _environment(output: str, serial: str) -> dict[str, Any]:
     if level != NATURAL_LEVEL:  # an environment at L3 reads as every one before levels
         found["level"] = level
     return found
+
+
+def device_apps(device, serial: str) -> list[dict[str, Any]]:
+    """The apps of the virtual device (slug, package, label, version, and an app package's
+    sha256); DeviceUnavailable when it does not say."""
+    try:
+        output = device.shell(["waypoint", "env"], timeout=10)
+    except DEVICE_ERRORS as exc:
+        raise DeviceUnavailable(f"Device {serial} did not list its apps: {exc}") from exc
+    return _environment(output, serial)["apps"]
 
 
 def read_environment(device, serial: str) -> dict[str, Any] | None:

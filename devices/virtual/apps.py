@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import random
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,6 +156,8 @@ def manifest_value(spec: dict, world: World, slug: str) -> str:
     from (``avoid``: values another part of the app shows, such as an old door code;
     ``distinct_from``: variables of apps read before, such as the other shop's price), so
     that no task has two right answers."""
+    if "value" in spec:  # a generated app's data is fixed when it is generated
+        return str(spec["value"])
     rng = random.Random(f"{world.seed}/{slug}/{spec['name']}")
     known = world.variables()
     avoid = {str(v) for v in spec.get("avoid", [])}
@@ -226,15 +229,18 @@ def load_apps(
     names: list[str] | None = None,
     apps_dir: Path = APPS_DIR,
     level: int = NATURAL_LEVEL,
+    packages: Sequence[tuple[Path, dict]] = (),
 ) -> Catalog:
     """Read every app's manifest, generate the apps' data from ``seed``, pose every template's
     instance at that seed and at difficulty ``level`` (1, 2 or 3; templates.py).
 
     ``names`` selects apps by slug or package (empty: all). Tasks whose apps are not all
-    selected are left out. The answers app is always included.
+    selected are left out. The answers app is always included, and so are ``packages``: the
+    (folder, manifest) of each app package installed (``packages.py``), after the built-ins.
     """
     check_level(level)
-    raw = read_manifests(apps_dir)
+    installed = list(packages)
+    raw = read_manifests(apps_dir) + installed
     world = build_world(seed, raw)
     templates = all_templates(raw)
     wanted = set(names or [])
@@ -244,7 +250,7 @@ def load_apps(
         if unknown:
             raise ManifestError(f"unknown virtual apps: {', '.join(sorted(unknown))}")
         raw = [(d, m) for d, m in raw if d.name in wanted or m["package"] in wanted
-               or m["package"] == ANSWER_PACKAGE]  # fmt: skip
+               or m["package"] == ANSWER_PACKAGE or (d, m) in installed]  # fmt: skip
     apps = [
         App(
             slug=folder.name,

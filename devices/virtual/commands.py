@@ -14,6 +14,7 @@ import time
 
 from devices.virtual.fs import FsError, normalize
 from devices.virtual.keys import KEYCODES
+from devices.virtual.packages import PackageError, read_archive
 from devices.virtual.shell import Result, Shell
 from devices.virtual.templates import LEVELS, NATURAL_LEVEL
 
@@ -521,7 +522,27 @@ async def pm(sh: Shell, argv, stdin):
     if sub == "clear" and len(argv) > 2:
         await phone.force_stop(argv[-1])
         return ok("Success\n")
+    if sub == "install" and len(argv) > 2:
+        return await _install(sh, argv[-1])
+    if sub == "uninstall" and len(argv) > 2:
+        if await phone.uninstall(argv[-1]):
+            return ok("Success\n")
+        return ok("Failure [DELETE_FAILED_INTERNAL_ERROR]\n")
     return err(f"Unknown command: {sub}\n", 255)
+
+
+async def _install(sh: Shell, path: str) -> Result:
+    """``pm install FILE.wpk``: an app package pushed to the device (``adb push``), installed as
+    a phone installs an APK; the failure says why in pm's words."""
+    try:
+        data = sh.fs.read(normalize(path, sh.cwd))
+    except FsError as exc:
+        return ok(f"Failure [INSTALL_FAILED_INVALID_URI: {path}: {exc.reason}]\n")
+    try:
+        await sh.phone.install(read_archive(bytes(data)))
+    except PackageError as exc:
+        return ok(f"Failure [INSTALL_PARSE_FAILED_BAD_MANIFEST: {exc}]\n")
+    return ok("Success\n")
 
 
 @command("cmd")

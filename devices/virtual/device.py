@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import tempfile
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from devices.virtual import protocol
-from devices.virtual.apps import Catalog, load_apps
+from devices.virtual.apps import Catalog, ManifestError, load_apps
 from devices.virtual.fs import MemoryFS
+from devices.virtual.packages import EXTENSION, Package, PackageError, read_archive, read_folder
 from devices.virtual.screen import LAUNCHER, Screen
 from devices.virtual.services import open_service
 from devices.virtual.templates import NATURAL_LEVEL
@@ -58,6 +61,8 @@ class DeviceConfig:
     chromium_path: str = ""
     model: str = "Waypoint Virtual"
     name: str = "waypoint_virtual"
+    # App packages (.wpk files or unpacked folders) installed when the device starts.
+    packages: list[str] = field(default_factory=list)
 
     @property
     def serial(self) -> str:
@@ -85,6 +90,10 @@ class Phone:
         self._foreground = LAUNCHER
         self.keyboard_shown = False
         self.resets = 0  # `waypoint reset` calls since the device started
+        # App packages installed (``pm install``), by slug; unpacked into a folder of the
+        # device's own, removed when it stops. A reset keeps them, as a phone keeps its apps.
+        self.packages: dict[str, Package] = {}
+        self._package_dir = tempfile.TemporaryDirectory(prefix="waypoint-packages-")
         self.properties = {
             "ro.product.model": config.model,
             "ro.product.name": config.name,
@@ -189,11 +198,70 @@ class Phone:
     async def reset(self, seed: int, level: int = NATURAL_LEVEL) -> None:
         """Every app back to its first launch with the memory variables of ``seed``, its tasks
         posed at difficulty ``level`` (templates.py)."""
-        catalog = load_apps(seed, self.config.apps, level=level)
+        catalog = self.load(seed, level, self.packages)
         await self.screen.reload(catalog)
         self.catalog = catalog
         self.resets += 1
         await self._after_input()
+
+    # --- app packages -----------------------------------------------------------------------
+
+    def package_folder(self, package: Package) -> Path:
+        """Where the package is unpacked: a folder named by its slug (the app's name in the
+        catalog), inside one of its hash (two versions never share a folder)."""
+        return Path(self._package_dir.name) / package.sha256[:16] / package.slug
+
+    def load(self, seed: int, level: int, packages: dict[str, Package]) -> Catalog:
+        return load_apps(
+            seed,
+            self.config.apps,
+            level=level,
+            packages=[(self.package_folder(p), p.manifest) for p in packages.values()],
+        )
+
+    def with_package(self, package: Package) -> Catalog:
+        """The catalog with ``package`` installed (another version of it replaced); a package
+        that takes a built-in app's name, or whose manifest does not load, is refused."""
+        for app in self.catalog.apps:
+            if app.slug in self.packages:
+                continue
+            if package.slug == app.slug or package.package == app.package:
+                raise PackageError(f"{package.package} would replace the built-in app {app.label}")
+        for other in self.packages.values():
+            if other.slug != package.slug and other.package == package.package:
+                raise PackageError(f"{package.package} is installed as {other.slug} already")
+        package.write(self.package_folder(package))
+        try:
+            return self.load(
+                self.catalog.seed, self.catalog.level, {**self.packages, package.slug: package}
+            )
+        except (ManifestError, KeyError, TypeError, ValueError) as exc:
+            raise PackageError(f"{package.slug}: its manifest does not load ({exc})") from None
+
+    async def install(self, package: Package) -> None:
+        """Install (or update) an app package: every app restarts, at the same seed."""
+        catalog = self.with_package(package)
+        self.packages[package.slug] = package
+        await self.screen.reload(catalog)
+        self.catalog = catalog
+        await self._after_input()
+
+    def forget_packages(self) -> None:
+        """Remove the unpacked packages from the host's disk (the device stops)."""
+        self._package_dir.cleanup()
+
+    async def uninstall(self, package_name: str) -> bool:
+        """Remove an installed package (not a built-in app); False when none is called so."""
+        slug = next((s for s, p in self.packages.items() if p.package == package_name), None)
+        if slug is None:
+            return False
+        kept = {s: p for s, p in self.packages.items() if s != slug}
+        catalog = self.load(self.catalog.seed, self.catalog.level, kept)
+        self.packages = kept
+        await self.screen.reload(catalog)
+        self.catalog = catalog
+        await self._after_input()
+        return True
 
     def environment(self) -> dict:
         """What reproduces the apps' data and its tasks: the seed, the level its tasks are
@@ -203,6 +271,7 @@ class Phone:
             "level": self.catalog.level,
             "apps": [
                 {"slug": a.slug, "package": a.package, "label": a.label, "version": a.version}
+                | ({"sha256": self.packages[a.slug].sha256} if a.slug in self.packages else {})
                 for a in self.catalog.apps
             ],
             "resets": self.resets,
@@ -215,6 +284,15 @@ class VirtualDevice:
     def __init__(self, config: DeviceConfig | None = None, **overrides):
         self.config = config or DeviceConfig(**overrides)
         self.phone = Phone(self.config, load_apps(self.config.seed, self.config.apps))
+        for path in self.config.packages:
+            source = Path(path)
+            package = (
+                read_archive(source.read_bytes(), f"{source.name}: ")
+                if source.suffix == EXTENSION
+                else read_folder(source)
+            )
+            self.phone.catalog = self.phone.with_package(package)
+            self.phone.packages[package.slug] = package
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -250,6 +328,7 @@ class VirtualDevice:
             self.loop.call_soon_threadsafe(self._stopped.set)
         if self._thread is not None:
             self._thread.join(timeout)
+        self.phone.forget_packages()
 
     def __enter__(self) -> VirtualDevice:
         return self.start()

@@ -48,7 +48,9 @@ INTENTS = (
 )  # fmt: skip
 ANSWERS_SLUG = "answers"
 LEVELS = (1, 2, 3)  # STAMP's difficulty levels; 3 is the natural task
-GROUPS = ("memory", "short")  # the built-in suites' templates (Template.group)
+# The suites' templates (Template.group): the built-in memory and short ones, and the tasks of
+# generated app packages (devices/virtual/packages.py).
+GROUPS = ("memory", "short", "generated")
 NATURAL_LEVEL = 3
 KNOWLEDGE = "Where to find it: "  # how the L1/L2 knowledge block begins, after a blank line
 # The final answer's format by the kind of value it is (a template may say its own).
@@ -296,6 +298,9 @@ def manifest_template(spec: dict, slug: str) -> Template:
         intent=spec.get("intent", "Lookup"),
         output_format=spec.get("output_format")
         or (OUTPUT_FORMATS["holder"] if op == "holder" else ""),
-        answers_page=True,
+        # A generated app has its own submission page: its task is answered where it is.
+        answers_page=spec.get("answers_page", True),
         home=slug,
+        max_steps=spec.get("max_steps", 0),
+        group=spec.get("group", "short"),
     )
