@@ -15,6 +15,7 @@ from trajectories.validation import InvalidData
 
 NOTE = "cheaper-aerosound-note-to-mia"  # two prices read in two apps, then a note written
 ORDER = "freshcart-order-number"  # the order number is on the screen it is answered on
+CHAIN = "chain-code-then-account"  # a memory template at L3: codes read apps before they are sent
 SEED = 1
 
 
@@ -29,14 +30,15 @@ def need(episode, template: str, k: int = 5):
     return measure(steps, values, k)
 
 
-def test_the_window_agent_fails_where_memory_is_needed_and_window_memory_does_not(device):
-    lost = play(device, windowed("window", NOTE), NOTE, SEED)
+@pytest.mark.parametrize("template", [NOTE, CHAIN])
+def test_the_window_agent_fails_where_memory_is_needed_and_window_memory_does_not(device, template):
+    lost = play(device, windowed("window", template), template, SEED)
     assert lost.verdict.startswith("gave up: "), lost.story()
     assert "has left the last 5 screens (no memory field)" in lost.verdict
     assert all(step.memory == "" for step in lost.steps)
-    kept = play(device, windowed("window+memory", NOTE), NOTE, SEED)
+    kept = play(device, windowed("window+memory", template), template, SEED)
     assert kept.verdict == "success", kept.story()
-    assert need(kept, NOTE).needs_memory  # the path says so too: the control agrees with it
+    assert need(kept, template).needs_memory  # the path says so too: the control agrees
 
 
 def test_the_window_agent_solves_what_stays_in_its_window(device):
