@@ -295,7 +295,7 @@ class SuiteCalibrateView(WaypointAPIView):
         summary="Calibrate a suite: queue a run of each control agent (solver, window+memory, "
         "window, random) over it; its row then shows their scores",
         request=None,
-        responses={202: OpenApiTypes.OBJECT, **_errors(400, 401, 403, 404)},
+        responses={202: OpenApiTypes.OBJECT, **_errors(401, 403, 404, 422)},
     )
     def post(self, request: Request, project_id: int, name: str, version: str) -> Response:
         project = access_project(request.user, project_id, roles=JOB_ROLES)
