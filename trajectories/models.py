@@ -549,6 +549,7 @@ class JobKind(models.TextChoices):
     APP_GRAPH = "app_graph", "App graph"
     AGENT_RUN = "agent_run", "Agent run"
     EXPLORE = "explore", "Exploration"
+    GENERATE = "generate", "Environments"
 
 
 class JobStatus(models.TextChoices):
