@@ -35,8 +35,8 @@ RESIZED = [
     "weather-temp-now", "freshcart-order-number", "megamart-coupon", "ava-door-code",
     "cheaper-kettle-shop",
     "bank-pay-invoice", "flights-cheapest", "cheaper-aerosound-note-to-mia",
-    "agenda-attendees-to-mia", "parcels-pickups-note", "chain-week-errands",
-    "chain-travel-day", "chain-moving-house",
+    "agenda-attendees-to-mia", "parcels-pickups-note", "chain-code-then-account",
+    "chain-parcel-locker-weather-note", "chain-flight-seats-ava",
 ]  # fmt: skip
 
 
