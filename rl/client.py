@@ -51,6 +51,7 @@ class WaypointEnv(EnvClient[WaypointAction, WaypointObservation, WaypointState])
                 additional_headers={"Authorization": f"Token {self._token}"},
                 open_timeout=self._connect_timeout,
                 max_size=None,
+                compression=None,  # a screenshot in base64 hardly compresses: not worth the time
                 proxy=None,
                 legacy=True,
             )

@@ -73,6 +73,7 @@ RESET_ARGS = ("seed", "task", "level", "run", "with_xml", "image", "max_steps", 
 MAX_RUN_NAME = 100
 DEFAULT_RUN = "rollout"
 JPEG_QUALITY = 90
+MAX_KEPT_TEXT = 2_000  # characters of a model's output kept with the rollout's trajectory
 RULE_WORDS = {
     "exact": "The answer is right when it is exactly the expected answer (spaces around it aside).",
     "iexact": "The answer is right when it is the expected answer, in any case.",
@@ -266,6 +267,8 @@ class Episode:
         self.rule = ""
         self.screen: Screenful | None = None
         self.episode_parts: dict[str, float] = {}
+        self.log: list[dict[str, Any]] = []  # each output: what it was, the step it became
+        self.last_index: int | None = None  # the step the last action was recorded as
 
     # ------------------------------------------------------------------ start
 
@@ -328,6 +331,7 @@ class Episode:
             "run": self.reset.run,
             "rewards_config": self.config.as_dict(),
             "rewards": list(self.rewards.given),
+            "outputs": list(self.log),
             **({"reward": self.rewards_total(), "parts": self.episode_parts} if self.done else {}),
         }
 
@@ -423,6 +427,15 @@ class Episode:
         if ended is None and self.outputs >= self.reset.max_steps:
             ended = (RolloutStatus.TRUNCATED, f"no answer within {self.reset.max_steps} steps")
         invalid = output.action is None
+        self.log.append(
+            {
+                "step": None if invalid or self.trajectory is None else self.last_index,
+                "action": output.action,
+                "memory": output.memory,
+                **({"invalid": info["invalid"]} if invalid else {}),
+                **({"text": given.text[:MAX_KEPT_TEXT]} if given.text is not None else {}),
+            }
+        )
         if ended is None:
             info["reward"] = self.rewards.on_output(invalid)
             self._save_progress()
@@ -440,6 +453,7 @@ class Episode:
         if self.trajectory is not None:
             text = {"memory": output.memory, **output.text}
             recorded = record_step(self.trajectory, action, None, self.conn, text=text)
+            self.last_index = recorded.index
             if recorded.action_type == "answer":  # the runner's ending: answer, then terminate
                 record_step(self.trajectory, {"type": "terminate", "status": "success"}, None)
             t0 = time.perf_counter()
@@ -540,10 +554,12 @@ class Episode:
         self.done = self.truncated = True
         if self.trajectory is not None:
             do_interrupt(self.trajectory, why)
+            update_metadata(self.trajectory, self._note_rollout)
         Rollout.objects.filter(pk=self.rollout.pk).update(
             status=RolloutStatus.ABANDONED,
             reason=why[:500],
             steps=self.outputs,
+            rewards=self.rewards.given,
             ended_at=timezone.now(),
         )
         self.release()

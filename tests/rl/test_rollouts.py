@@ -85,6 +85,7 @@ def test_the_solvers_actions_earn_the_task_the_memory_and_no_format_penalty(serv
     assert trajectory.metadata["rollout"]["run"] == "grpo-tiny"
     assert trajectory.metadata["rollout"]["rewards"] == rollout.rewards
     assert trajectory.metadata["rollout"]["reward"] == 1.3
+    assert [o["step"] for o in trajectory.metadata["rollout"]["outputs"]] == [0, 1]
     kinds = list(Step.objects.filter(trajectory=trajectory).values_list("action_type", flat=True))
     assert kinds == ["open_app", "answer", "terminate"]
     answered = Step.objects.get(trajectory=trajectory, action_type="answer")
@@ -138,6 +139,14 @@ def test_an_invalid_output_costs_the_format_reward_once_and_leaves_the_device_al
     rollout = Rollout.objects.get()
     assert (rollout.status, rollout.reward) == ("truncated", -0.3)
     assert Step.objects.filter(trajectory=rollout.trajectory).count() == 0
+    # The trajectory keeps what each output was and why it was no action.
+    outputs = rollout.trajectory.metadata["rollout"]["outputs"]
+    assert [(o["step"], o["invalid"][:20]) for o in outputs] == [
+        (None, "no <tool_call> block"),
+        (None, "the output is not JS"),
+        (None, "action: point (9000,"),
+    ]
+    assert outputs[0]["text"] == "I think I should tap SkyCast"
 
 
 @pytest.mark.django_db(transaction=True)

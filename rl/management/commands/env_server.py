@@ -89,4 +89,12 @@ class Command(BaseCommand):
                 f"{options['max_sessions']} sessions)",
             )
             self.stdout.flush()
-            uvicorn.run(app, host=options["host"], port=options["port"], log_level="warning")
+            # No per-message deflate: a screenshot in base64 hardly compresses, and deflating
+            # each observation costs more than the rest of the step's overhead.
+            uvicorn.run(
+                app,
+                host=options["host"],
+                port=options["port"],
+                log_level="warning",
+                ws_per_message_deflate=False,
+            )
