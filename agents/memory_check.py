@@ -18,9 +18,10 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from devices.services.packages import installed_manifests
 from devices.virtual.apps import Catalog, load_apps
 from trajectories.blobs import read_blob
-from trajectories.models import Step
+from trajectories.models import Step, Trajectory
 
 from .memory_need import InstanceNeed, SolverStep, measure
 from .models import Episode, Run
@@ -32,8 +33,13 @@ Key = tuple[str, int, int]  # template, seed, level
 def solver_path(episode: Episode) -> list[SolverStep]:
     """The episode's steps up to its answer (the recorder's closing ``terminate`` after an
     answer left out), each the UI XML of the screen before the action, and the action."""
+    return trajectory_path(episode.trajectory)
+
+
+def trajectory_path(trajectory: Trajectory) -> list[SolverStep]:
+    """:func:`solver_path` of any trajectory (a generated environment's verified run)."""
     rows = (
-        Step.objects.filter(trajectory=episode.trajectory)
+        Step.objects.filter(trajectory=trajectory)
         .select_related("screen__ui_xml")
         .order_by("index")
     )
@@ -67,7 +73,9 @@ def measure_run(run: Run, k: int) -> dict[Key, InstanceNeed | str]:
             continue
         world = (episode.seed, episode.level)
         if world not in catalogs:
-            catalogs[world] = load_apps(episode.seed, level=episode.level)
+            catalogs[world] = load_apps(
+                episode.seed, level=episode.level, packages=installed_manifests()
+            )
         values = instance_values(catalogs[world], episode.template)
         found[key] = measure(solver_path(episode), values, k)
     return found

@@ -41,6 +41,7 @@ from devices.services.adb import DEVICE_ERRORS
 from devices.services.environment import reset_apps
 from devices.services.environment_memory import find_memory
 from devices.services.leases import duration_text, latest_end
+from devices.services.packages import prepare_device
 from devices.services.recording import (
     Connected,
     RecordingError,
@@ -364,6 +365,8 @@ def play_on_device(
     except InvalidData as exc:
         return Played(failure_kind=FailureKind.HARNESS_ERROR, message=str(exc))
     try:
+        # A generated environment's package on the device (and no other package), then reset.
+        prepare_device(conn.device, lease.serial, episode.template)
         reset_apps(conn.device, lease.serial, episode.seed, episode.level)
         task = virtual_task_named(run.project, conn, episode.template)
         trajectory = do_start_recording(

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.limits import limit
+from devices.services.packages import installed_manifests, installed_versions
 from devices.virtual import apps as virtual_apps
 from devices.virtual.apps import all_templates, read_manifests
 from devices.virtual.templates import NATURAL_LEVEL, Task, Template, level_error
@@ -166,15 +167,22 @@ def check_run_size(episodes: int, what: str) -> None:
         )
 
 
+def catalog_manifests() -> list[tuple]:
+    """The apps whose tasks a suite may pose: the built-in ones and the app packages installed
+    (generated environments: ``devices.services.packages``)."""
+    return read_manifests() + installed_manifests()
+
+
 def _templates() -> dict[str, Template]:
-    return {t.id: t for t in all_templates()}
+    return {t.id: t for t in all_templates(catalog_manifests())}
 
 
 def _app_versions() -> dict[str, dict[str, str]]:
+    """Each app's label and version; an app package's content hash too (its ``sha256``)."""
     return {
         folder.name: {"label": m.get("label", folder.name), "version": m.get("version", "1.0")}
         for folder, m in read_manifests()
-    }
+    } | installed_versions()
 
 
 def _posed(instances: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, int], Task]:
@@ -182,7 +190,7 @@ def _posed(instances: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, in
     generated once per seed, and only the templates asked for posed there, at their levels
     (what ``load_apps(seed, level=level)`` poses for them; the templates are independent of
     one another)."""
-    raw = read_manifests()
+    raw = catalog_manifests()
     known = {t.id: t for t in all_templates(raw)}
     wanted: dict[int, list[tuple[str, int]]] = {}
     for template_id, seed, level in instances:
@@ -216,7 +224,7 @@ def select_templates(spec: str | Iterable[str]) -> list[str]:
     first lookups), ``all``, ``app:mail`` (the templates using an app) and template ids, each
     kept once in the order named."""
     parts = spec.split(",") if isinstance(spec, str) else list(spec)
-    known = all_templates()
+    known = all_templates(catalog_manifests())
     groups = {"all": [t.id for t in known]}
     for template in known:
         groups.setdefault(template.group, []).append(template.id)
@@ -365,6 +373,12 @@ def check_suite(document: Any) -> dict[str, Any]:
                 f"{where}: the suite was made with {local[slug]['label']} {app['version']}; "
                 f"this Waypoint has {local[slug]['version']}, whose data may differ"
             )
+        if "sha256" in local[slug] and app.get("sha256") != local[slug]["sha256"]:
+            raise InvalidData(
+                f"{where}: the suite was made with the app package {slug} of sha256 "
+                f"{str(app.get('sha256'))[:12]}...; this Waypoint has "
+                f"{local[slug]['sha256'][:12]}..., another content"
+            )
     known = _templates()
     seen: set[tuple[str, int, int]] = set()
     for i, item in enumerate(instances):
@@ -409,6 +423,7 @@ def check_suite(document: Any) -> dict[str, Any]:
         "version": document["version"],
         "apps": {
             slug: {"label": local[slug]["label"], "version": apps[slug]["version"]}
+            | ({"sha256": local[slug]["sha256"]} if "sha256" in local[slug] else {})
             for slug in sorted(apps)
         },  # fmt: skip
         "templates": [

@@ -529,7 +529,26 @@ def generate(seed: int, index: int, domains: list[str] | None = None) -> Draft:
         "activity": ".MainActivity",
         "version": VERSION,
         "color": style["palette"]["primary"],
-        "generator": {"name": GENERATOR, "seed": seed, "index": index, "domain": domain.name},
+        "generator": {
+            "name": GENERATOR,
+            "seed": seed,
+            "index": index,
+            "domain": domain.name,
+            "style": {
+                k: style[k]
+                for k in (
+                    "palette",
+                    "font",
+                    "font_px",
+                    "density",
+                    "spacing",
+                    "radius",
+                    "icon_set",
+                    "header",
+                    "list_style",
+                )
+            },
+        },  # fmt: skip
         "variables": variables,
         "tasks": [
             {

@@ -105,6 +105,11 @@ ENDPOINT_REMOVED = "endpoint.removed"
 
 # environments generated as app packages (issue 37)
 JOB_GENERATION_QUEUED = "job.generation_queued"
+# a verified run made training data: each step's reasoning written by a model, and the step
+# critic's verdicts (a rejected step is masked: not trainable); labels of the environment's
+# pipeline, not of a person
+REASONING_SYNTHESIZED = "labels.reasoning_synthesized"
+STEP_CRITIC = "labels.step_critic"
 
 # app knowledge graphs (UI-KOBE)
 APP_GRAPH_IMPORTED = "app_graph.imported"
