@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("devices.urls")),
     path("", include("agents.urls")),
     path("", include("explore.urls")),
+    path("", include("environments.urls")),
 ]
 
 handler400 = "config.errors.bad_request"

@@ -4,7 +4,10 @@ kept with its stage and reason, never installed."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from devices.services.packages import installed_versions
 from environments import services
@@ -18,8 +21,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_procedural_environment_is_verified_by_the_generic_solver_and_installed(
     pool, project, alice
 ):
-    generation = do_start_generation(project, alice, count=1, seed=11, devices=[pool.serial])
-    generation = Generation.objects.select_related("job").get(pk=generation.pk)
+    out = io.StringIO()
+    call_command(
+        "generate_environments", "--count", "1", "--seed", "11", "--project", str(project.pk),
+        stdout=out,
+    )  # fmt: skip
+    generation = Generation.objects.select_related("job").get(project=project)
+    printed = out.getvalue()
+    assert "verified 1 of 1 asked (1 generated, 0 failed)" in printed
+    assert "distinct layouts: 1" in printed and "verified environments per hour" in printed
     [env] = generation.environments.all()
     assert (env.status, env.stage, env.reason) == (EnvironmentStatus.VERIFIED, Stage.DONE, "")
     assert generation.job.status == "succeeded"

@@ -23,6 +23,7 @@ PROJECT_ROUTES = (
     ("Graphs", "project-graphs"),
     ("Runs", "project-runs"),
     ("Explore", "project-explorations"),
+    ("Environments", "project-generations"),
     ("Members", "project-members"),
 )
 
