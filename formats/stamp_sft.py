@@ -38,6 +38,7 @@ from .dataset import (
     describe_filter,
     record_apps,
 )
+from .reasoning import TEMPLATE, step_source, template_reasoning
 from .waypoint import iter_records
 
 FORMAT = "stamp-sft"
@@ -148,9 +149,18 @@ def _summary(step: dict[str, Any], width: int, height: int) -> str:
     return _text(step["summary"] or describe_action(step["action"], width, height))
 
 
-def assistant_output(step: dict[str, Any], width: int, height: int, thought: bool = True) -> str:
+def reasoning_of(record: dict[str, Any], step: dict[str, Any]) -> tuple[str, str]:
+    """The step's reasoning and where it came from (``formats/reasoning.py``)."""
+    if str(step.get("thought") or "").strip():
+        return step["thought"], step_source(record, step)
+    return template_reasoning(step), TEMPLATE
+
+
+def assistant_output(
+    step: dict[str, Any], width: int, height: int, thought: bool = True, reasoning: str = ""
+) -> str:
     call = {"name": "mobile_use", "arguments": mobile_use_arguments(step["action"], width, height)}
-    parts = [f"<think>{_text(step['thought'])}</think>"] if thought else []
+    parts = [f"<think>{_text(reasoning or step['thought'])}</think>"] if thought else []
     parts += [
         f"Action: {_summary(step, width, height)}",
         f"Memory: {_memory(step['memory'])}",
@@ -175,22 +185,28 @@ def sample_lines(
     thought: bool = True,
     trainable_only: bool = True,
     memory_blocks: dict[int, str] | None = None,
+    memory_weight: float = 1.0,
 ) -> list[tuple[dict[str, Any], str]]:
     """(step, JSONL line) for every step of a native record that becomes a sample.
 
-    A line is ``{"messages": [...], "images": [...]}`` exactly as ``json.dumps`` writes it
-    (no spaces, UTF-8 kept); the messages each step repeats in later samples (its assistant
-    output, its screenshot) are encoded once. ``memory_blocks`` (by step index): the retrieval
-    memory put before the current step's screenshot.
+    A line is ``{"messages": [...], "images": [...], "memory_required": ..., "weight": ...,
+    "reasoning": ...}`` exactly as ``json.dumps`` writes it (no spaces, UTF-8 kept; no
+    ``reasoning`` without thoughts); the messages each step repeats in later samples (its
+    assistant output, its screenshot) are encoded once. ``memory_blocks`` (by step index): the
+    retrieval memory put before the current step's screenshot. ``memory_weight``: a memory
+    step's ``weight`` (STAMP's n).
     """
     screens = record["screens"]
     steps = record["steps"]
     outputs: list[str] = []
     images: list[str] = []
+    sources: list[str] = []
     lines_of_history: list[str] = []
     for step in steps:
         screen = screens[step["screen"]]
-        output = assistant_output(step, screen["width"], screen["height"], thought)
+        reasoning, source = reasoning_of(record, step) if thought else ("", "")
+        sources.append(source)
+        output = assistant_output(step, screen["width"], screen["height"], thought, reasoning)
         outputs.append(_encoded({"role": "assistant", "content": output}))
         images.append(_encoded(image_of(screen["screenshot"])))
         lines_of_history.append(
@@ -216,12 +232,18 @@ def sample_lines(
             else:
                 messages.append(IMAGE_TURN)
             messages.append(outputs[turn])
+        required = bool(step["memory"].strip())
+        extra = {"memory_required": required, "weight": memory_weight if required else 1.0}
+        if thought:
+            extra["reasoning"] = sources[t]
         line = (
             '{"messages":['
             + ",".join(messages)
             + '],"images":['
             + ",".join(images[first_full : t + 1])
-            + "]}\n"
+            + "],"
+            + _encoded(extra)[1:]
+            + "\n"
         )
         result.append((step, line))
     return result
@@ -242,6 +264,7 @@ KNOWN_OPTIONS = (
     "k",
     "max_side",
     "memory_ratio",
+    "memory_weight",
     "parquet",
     "thought",
     "trainable_only",
@@ -257,13 +280,15 @@ def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
             f"options: unknown option {sorted(unknown)[0]!r} for {FORMAT} "
             f"(known: {', '.join(KNOWN_OPTIONS)})"
         )
-    ratio = options.get("memory_ratio")
-    if isinstance(ratio, int) and not isinstance(ratio, bool):
-        options["memory_ratio"] = float(ratio)
+    for name in ("memory_ratio", "memory_weight"):
+        value = options.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            options[name] = float(value)
     return {
         "k": _option(options, "k", int, DEFAULT_K, lambda v: 0 <= v <= 100),
         "max_side": _option(options, "max_side", int, None, lambda v: 16 <= v <= 10000),
         "memory_ratio": _option(options, "memory_ratio", float, None, lambda v: 0 < v <= 100),
+        "memory_weight": _option(options, "memory_weight", float, None, lambda v: 0 < v <= 1000),
         "thought": _option(options, "thought", bool, True),
         "trainable_only": _option(options, "trainable_only", bool, True),
         "parquet": _option(options, "parquet", bool, False),
@@ -271,18 +296,40 @@ def check_options(options: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _repeats(trajectories: QuerySet[Trajectory], ratio: float | None, trainable_only: bool) -> int:
-    """How many times each memory step's sample is written to reach the ratio."""
-    if not ratio:
-        return 1
+def critic_masked(record: dict[str, Any]) -> int:
+    """How many of the record's steps a step critic rejected (``metadata["critic"]``)."""
+    verdicts = ((record.get("metadata") or {}).get("critic") or {}).get("steps") or {}
+    return sum(
+        1 for v in verdicts.values() if isinstance(v, dict) and v.get("verdict") == "rejected"
+    )
+
+
+def _step_counts(trajectories: QuerySet[Trajectory], trainable_only: bool) -> tuple[int, int]:
+    """(memory steps, other steps) that become samples."""
     steps = Step.objects.filter(trajectory__in=trajectories)
     if trainable_only:
         steps = steps.filter(trainable=True)
     memory = steps.exclude(memory__regex=r"^\s*$").count()
-    other = steps.count() - memory
-    if not memory or not other:
+    return memory, steps.count() - memory
+
+
+def _repeats(memory: int, other: int, ratio: float | None) -> int:
+    """How many times each memory step's sample is written to reach the ratio."""
+    if not ratio or not memory or not other:
         return 1
     return max(1, round(ratio * other / memory))
+
+
+def balance_weight(memory: int, other: int, given: float | None, ratio: float | None) -> float:
+    """A memory sample's weight, STAMP's n: the one given, else the other steps per memory
+    step (memory steps weigh as much as the rest); 1 when ``memory_ratio`` repeats them."""
+    if ratio:
+        return 1.0
+    if given is not None:
+        return given
+    if not memory or not other:
+        return 1.0
+    return round(max(1.0, other / memory), 3)
 
 
 def dataset_info(split_names: list[str]) -> str:
@@ -318,12 +365,16 @@ def export_stamp_sft(
     opts = check_options(options)
     division = Split.parse(split, "train")
     assignment = division.assign(trajectories)
-    repeats = _repeats(trajectories, opts["memory_ratio"], opts["trainable_only"])
+    memory_steps, other_steps = _step_counts(trajectories, opts["trainable_only"])
+    repeats = _repeats(memory_steps, other_steps, opts["memory_ratio"])
+    weight = balance_weight(memory_steps, other_steps, opts["memory_weight"], opts["memory_ratio"])
     step_memory = _step_memory(trajectories, opts["memory_graph"])
     total = len(assignment)
     per_split: dict[str, Counter] = {name: Counter() for name in division.names}
     apps: dict[str, Counter] = {}
     counts = {"trajectories": 0, "steps": 0, "samples": 0, "memory_samples": 0, "images": 0}
+    reasoning: Counter = Counter()
+    masked = 0
     with DatasetWriter(
         dest,
         FORMAT,
@@ -341,9 +392,13 @@ def export_stamp_sft(
                 thought=opts["thought"],
                 trainable_only=opts["trainable_only"],
                 memory_blocks=step_memory.blocks(record) if step_memory else None,
+                memory_weight=weight,
             )
+            masked += critic_masked(record)
             for step, line in pairs:
                 is_memory = bool(step["memory"].strip())
+                if opts["thought"]:
+                    reasoning[reasoning_of(record, step)[1].partition(":")[0]] += 1
                 for _ in range(repeats if is_memory else 1):
                     writer.write_line(name, line)
                     per_split[name]["samples"] += 1
@@ -357,15 +412,20 @@ def export_stamp_sft(
                 progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
+        counts["reasoning"] = dict(sorted(reasoning.items()))
+        counts["critic_masked_steps"] = masked
         writer.write_text("dataset_info.json", dataset_info(division.names))
         head = {
             "options": opts,
             "filter": filters or {},
             "split": division.describe(),
             "memory_repeats": repeats,
+            "memory_weight": weight,
         }
         writer.finish(
-            head, counts, _card(counts, per_split, apps, opts, filters, division, repeats)
+            head,
+            counts,
+            _card(counts, per_split, apps, opts, filters, division, repeats, weight),
         )
     if progress:
         progress(counts["trajectories"], total)
@@ -391,7 +451,7 @@ def _memory_line(opts) -> str:
     )
 
 
-def _card(counts, per_split, apps, opts, filters, division, repeats) -> str:
+def _card(counts, per_split, apps, opts, filters, division, repeats, weight) -> str:
     names = division.names
     files = ", ".join(f'"{n}": "{n}.jsonl"' for n in names)
     return f"""# Waypoint export: stamp-sft
@@ -416,6 +476,16 @@ chat sample per {"trainable " if opts["trainable_only"] else ""}step, in the
         else "at full size"
     }.
 - Coordinates: 0-1000 on both axes (the `mobile_use` screen is 1000x1000).
+- STAMP's step fields beside `messages` and `images`: `memory_required` (b_t, the step writes
+  memory), `weight` (w_bal: {weight:g} for a memory step, 1 otherwise{
+        "; memory samples are repeated instead" if opts["memory_ratio"] else ""
+    }){
+        ", `reasoning` (where the `<think>` came from: model:NAME, recorded or template)"
+        if opts["thought"]
+        else ""
+    }. Reasoning by source: {
+        ", ".join(f"{k} {v}" for k, v in counts["reasoning"].items()) or "none"
+    }; steps masked by the step critic (not trainable, no sample): {counts["critic_masked_steps"]}.
 {_memory_line(opts)}
 ## Counts
 

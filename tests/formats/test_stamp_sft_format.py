@@ -76,6 +76,9 @@ def test_it_writes_one_exact_sample_per_step_with_two_tier_history(project, tmp_
                 {"role": "assistant", "content": output(0, "price is 12.50 €")},
             ],
             "images": [image(31)],
+            "memory_required": True,
+            "weight": 2.0,
+            "reasoning": "recorded",
         },
         {
             "messages": [
@@ -86,6 +89,9 @@ def test_it_writes_one_exact_sample_per_step_with_two_tier_history(project, tmp_
                 {"role": "assistant", "content": output(1)},
             ],
             "images": [image(31), image(32)],
+            "memory_required": False,
+            "weight": 1.0,
+            "reasoning": "recorded",
         },
         {
             "messages": [
@@ -99,6 +105,9 @@ def test_it_writes_one_exact_sample_per_step_with_two_tier_history(project, tmp_
                 {"role": "assistant", "content": output(2)},
             ],
             "images": [image(32), image(33)],
+            "memory_required": False,
+            "weight": 1.0,
+            "reasoning": "recorded",
         },
     ]
     for sample in samples:
