@@ -184,17 +184,22 @@ def test_openenv_own_client_plays_an_episode_with_the_token_in_its_url(serve, to
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_storage_off_only_the_scores_are_kept(serve, token, project):
-    RLSettings.objects.create(project=project, store_rollouts=False)
+def test_with_storage_off_only_the_scores_are_kept_by_the_projects_reward_config(
+    serve, token, project
+):
+    rewards = {"parts": {"task": 1, "memory": 0.5}, "delay": "end"}
+    RLSettings.objects.create(project=project, store_rollouts=False, rewards=rewards)
     url = serve()
     with WaypointEnv(url, token) as env:
         results = play_solver(env, WEATHER, seed=1, run="fast")
         state = env.state()
-    assert results[-1].observation.info["episode"]["total"] == 1.3
+    episode = results[-1].observation.info["episode"]
+    assert (episode["task"], episode["memory"], episode["total"]) == (1.0, 0.5, 1.5)
+    assert "format" not in episode  # a part the config leaves out is not reported
     assert not Trajectory.objects.exists()
     rollout = Rollout.objects.get()
-    assert (rollout.trajectory, rollout.reward, rollout.status) == (None, 1.3, "done")
-    assert [r["total"] for r in rollout.rewards] == [0.0, 1.3]
+    assert (rollout.trajectory, rollout.reward, rollout.status) == (None, 1.5, "done")
+    assert [r["total"] for r in rollout.rewards] == [0.0, 1.5]
     assert (state.stored, state.trajectory) == (False, None)
     assert not Lease.objects.exists()
 
