@@ -5,7 +5,15 @@ security code."""
 from __future__ import annotations
 
 from ..templates import Resolved, Template
-from ..world import Content, World, cents_of, distinct_codes, distinct_times, unique_best
+from ..world import (
+    AmbiguousInstance,
+    Content,
+    World,
+    cents_of,
+    distinct_codes,
+    distinct_times,
+    unique_best,
+)
 
 SERVICES = ["CloudDrive", "StreamBox", "PhotoVault", "GameHub", "NoteSync", "FitTrack"]
 NEWSLETTERS = [
@@ -165,8 +173,13 @@ def unread_count(world: World, rng) -> Resolved:
 
 
 def sender_of(world: World, rng) -> Resolved:
+    """The sender of an email named by its subject: one whose subject does not name its sender
+    (a subject like "City Water: your invoice is ready" would give the answer away)."""
     emails = _emails(world)
-    chosen = rng.choice(emails)
+    unnamed = [e for e in emails if e["sender"].lower() not in e["subject"].lower()]
+    if not unnamed:
+        raise AmbiguousInstance("every email's subject names its sender")
+    chosen = rng.choice(unnamed)
     return Resolved(chosen["sender"], [f"mail.sender_{chosen['n']}"],
                     {"subject": chosen["subject"]},
                     sorted({e["sender"] for e in emails}))  # fmt: skip
