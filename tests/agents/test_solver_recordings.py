@@ -21,7 +21,9 @@ def lease(adb_servers, device, project_device, alice):
     return do_take_device(device.serial, adb_servers[0], alice)
 
 
-@pytest.mark.parametrize("template_id", ["bank-pay-invoice", "flights-cheapest"])
+@pytest.mark.parametrize(
+    "template_id", ["bank-pay-invoice", "flights-cheapest", "chain-code-then-account"]
+)
 def test_a_recorded_solver_run_is_a_labelled_demonstration(
     lease, device, project, alice, template_id
 ):
