@@ -377,6 +377,8 @@ def solve_on_device(env: GeneratedEnvironment, package: Package, beat: Beat) -> 
     grade = trajectory.metadata.get("grade") or {}
     if played.failure_kind or not grade.get("correct"):
         why = played.message or played.failure_kind or "its answer was graded wrong"
+        if played.failure_kind == "gave_up" and played.turns:  # the solver says where it stuck
+            why = f"it gave up: {played.turns[-1]['raw_output']}"
         if not played.failure_kind and played.answer:
             why = f"its answer {played.answer!r} was graded wrong"
         raise Failed(Stage.SOLVE, f"the generic solver did not solve it: {why}")
