@@ -11,10 +11,13 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from agents.suites import check_suite, make_suite
+from devices.management.commands.virtual_device import package_folders
 from devices.services.packages import install_package, installed_versions
+from devices.virtual import VirtualDevice
 from devices.virtual.packages import check_files
 from environments.procedural import generate
 from environments.render import package_of
+from tests.devices.conftest import free_port
 from trajectories.validation import InvalidData
 
 PACKAGE = package_of(generate(seed=6, index=2))
@@ -77,3 +80,17 @@ def test_a_suite_names_the_package_and_its_hash_and_needs_the_same_content(packa
         f"apps.{PACKAGE.slug}: the suite was made with the app package {PACKAGE.slug} of sha256 "
         f"{PACKAGE.sha256[:12]}...; this Waypoint has {other.sha256[:12]}..., another content"
     )
+
+
+def test_a_virtual_device_can_start_with_installed_packages(packages):
+    folder = install_package(PACKAGE)
+    assert package_folders("all") == [str(folder)]
+    with pytest.raises(CommandError, match="^--packages: no installed package 'gen-9-9999'$"):
+        package_folders(f"{PACKAGE.slug},gen-9-9999")
+    device = VirtualDevice(port=free_port(), packages=package_folders(PACKAGE.slug))
+    app = device.catalog.app(PACKAGE.slug)
+    assert (app.package, app.html_path.read_bytes()) == (
+        PACKAGE.package, PACKAGE.files["index.html"]
+    )  # fmt: skip
+    assert device.phone.environment()["apps"][-1]["sha256"] == PACKAGE.sha256
+    device.phone.forget_packages()

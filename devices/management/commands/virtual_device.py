@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from devices.services.adb import AdbServerError, local_adb_port, start_adb_server
+from devices.services.packages import installed_manifests
 from devices.virtual import VirtualDevice
 from devices.virtual.apps import ManifestError
 from devices.virtual.device import DeviceConfig, parse_size
@@ -38,6 +39,18 @@ def keep_connected(serial: str, adb_port: int, stop: threading.Event) -> None:
         stop.wait(5)
 
 
+def package_folders(asked: str) -> list[str]:
+    """The folders of the installed packages asked for (``all``: every one)."""
+    names = [name.strip() for name in asked.split(",") if name.strip()]
+    installed = {folder.name: str(folder) for folder, _ in installed_manifests()}
+    if names == ["all"]:
+        return list(installed.values())
+    unknown = [name for name in names if name not in installed]
+    if unknown:
+        raise CommandError(f"--packages: no installed package {unknown[0]!r}")
+    return [installed[name] for name in names]
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -55,6 +68,12 @@ class Command(BaseCommand):
             "--apps",
             default=",".join(settings.WAYPOINT_VIRTUAL_APPS),
             help="comma-separated app slugs or packages (default: all demo apps)",
+        )
+        parser.add_argument(
+            "--packages",
+            default="",
+            help="installed app packages (generated environments) to install on the device too: "
+            "slugs, comma-separated, or 'all' (see manage.py app_packages list)",
         )
         parser.add_argument(
             "--connect",
@@ -109,6 +128,7 @@ class Command(BaseCommand):
                     seed=options["seed"],
                     apps=[a.strip() for a in options["apps"].split(",") if a.strip()],
                     chromium_path=settings.CHROMIUM_PATH,
+                    packages=package_folders(options["packages"]),
                 )
             )
         except (ValueError, ManifestError) as exc:
