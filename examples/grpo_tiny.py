@@ -20,9 +20,9 @@ reward is the server's r(τ): 1 when the device grades the answer right, 0.3 · 
 -0.3 when the output is no action (an empty answer). The model cannot see the screen, so it
 learns each seed's answer by heart: the point is the loop, a stock trainer stepping the
 devices, not the agent. The reward curve is printed at the end (20 steps on the 2-core
-machine: about 4 minutes, the mean reward from -0.08 at the first step to 0.9-1.15 on most
-steps after the 10th); every episode is a rollout of the run (``--run``) on the server, stored
-as the project says.
+machine take about 4 minutes; in one run the mean reward was -0.08 at the first step, 0.43 over
+steps 1-10 and 0.62 over steps 11-20); every episode is a rollout of the run (``--run``) on the
+server, stored as the project says.
 """
 
 from __future__ import annotations
