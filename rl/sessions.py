@@ -129,7 +129,11 @@ class Session:
             raise EpisodeError("no episode: reset first")
         if self.ended_why:
             raise EpisodeError(f"the episode has ended ({self.ended_why}): reset to start another")
-        return self.episode.step(action)
+        observation = self.episode.step(action)
+        if self.episode.done:
+            # Between episodes a trainer may think for minutes: no connection held meanwhile.
+            connection.close()
+        return observation
 
     # ---------------------------------------------------------------- ending
 
