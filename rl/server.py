@@ -14,12 +14,15 @@ Around it:
 - the stateless ``POST /reset`` and ``/step`` of OpenEnv's HTTP API keep no session, so they
   answer with a 409 saying to connect to ``/ws``: a rollout needs its device between requests.
 
-A session's environment hands every request to its :class:`rl.sessions.Session`; a session
-that ends (the client closed it or vanished) ends its episode and frees its device.
+A session's environment hands every request to its :class:`rl.sessions.Session`. A session
+ends when its client closes it, when the connection breaks, or when the client sends no request
+for ``idle_s`` (a client that vanished without a word: the server tells it why and closes);
+its episode ends as it stands and its device is freed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -56,10 +59,11 @@ NO_HTTP_SESSION = (
 TOKEN_HELP = "send one of the API's tokens as the header Authorization: Token <token>"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Caller:
     user: Any
     kind: str  # "http" or "websocket"
+    closed_why: str = ""  # why the server closed the session (its idle time)
 
 
 # Who made the request being served: set by the token check, read by the environment's factory
@@ -78,6 +82,7 @@ class WaypointEnvironment(Environment):
         caller = CALLER.get()
         if caller is None:
             raise EpisodeError("no caller: every request carries an API token")
+        self.caller = caller
         self.session = Session(self.server, caller.user) if caller.kind == "websocket" else None
 
     def reset(
@@ -103,7 +108,7 @@ class WaypointEnvironment(Environment):
 
     def close(self) -> None:
         if self.session is not None:
-            self.session.close()
+            self.session.close(self.caller.closed_why or "its trainer closed the session")
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
@@ -157,11 +162,13 @@ def check_caller(key: str | None, setup: Setup) -> tuple[Any, tuple[int, str] | 
 
 
 class TokenAuth:
-    """ASGI middleware: the token check of every request (see the module's docstring)."""
+    """ASGI middleware: the token check of every request, and a WebSocket session's idle
+    time (see the module's docstring)."""
 
-    def __init__(self, app, setup: Setup) -> None:
+    def __init__(self, app, setup: Setup, idle_s: float) -> None:
         self.app = app
         self.setup = setup
+        self.idle_s = idle_s
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
@@ -172,11 +179,50 @@ class TokenAuth:
         if refused is not None:
             await refuse(scope, receive, send, *refused)
             return
-        reset = CALLER.set(Caller(user, scope["type"]))
+        caller = Caller(user, scope["type"])
+        if scope["type"] == "websocket":
+            receive, send = self.idle_bounded(caller, receive, send)
+        reset = CALLER.set(caller)
         try:
             await self.app(scope, receive, send)
         finally:
             CALLER.reset(reset)
+
+    def idle_bounded(self, caller: Caller, receive, send):
+        """The session's ``receive`` and ``send``: the session ends when its trainer sends
+        nothing for ``idle_s`` (``receive`` waits for the next request only between requests: a
+        request being served, however long, is not idle time). The trainer is told why, the
+        connection is closed (what the server would send after that is dropped), and the
+        session's environment closes, which ends its episode and frees its device."""
+
+        async def sending(message: dict[str, Any]) -> None:
+            if caller.closed_why:
+                return
+            try:
+                await send(message)
+            except OSError:
+                # The client left first: closing its connection is moot (OpenEnv's handler
+                # closes it after every session and would report the client's leaving).
+                if message["type"] != "websocket.close":
+                    raise
+
+        async def bounded() -> dict[str, Any]:
+            try:
+                return await asyncio.wait_for(receive(), self.idle_s)
+            except TimeoutError:
+                caller.closed_why = f"its session sent no request for {self.idle_s:g} s"
+                said = {
+                    "type": "error",
+                    "data": {
+                        "message": f"{caller.closed_why}: it is closed, its device released",
+                        "code": "SESSION_IDLE",
+                    },
+                }
+                await send({"type": "websocket.send", "text": json.dumps(said)})
+                await send({"type": "websocket.close", "code": 1000})
+                return {"type": "websocket.disconnect", "code": 1000}
+
+        return bounded, sending
 
 
 async def refuse(scope, receive, send, status: int, message: str) -> None:
@@ -269,4 +315,4 @@ def build_app(
     async def invalid_data(request: Request, exc: InvalidData) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=400)
 
-    return TokenAuth(app, setup)
+    return TokenAuth(app, setup, idle_s)

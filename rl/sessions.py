@@ -1,17 +1,16 @@
-"""A trainer's session on the environment server, and the watchdog that keeps its device's lease
-alive while the trainer is there and frees the device when it is not.
+"""A trainer's session on the environment server, and the watchdog that keeps the leases of the
+devices in use alive.
 
 Each session does all of its work (the line for a device, the device, the database) in one
-thread of its own, in the order the requests came: a reset, the steps, the end of an episode
-because the trainer went silent, and the close are never run at the same time. A request
-waits for its turn and its answer; ``close`` only queues the end and returns (the server calls
-it from its event loop).
+thread of its own, in the order the requests came: a reset, the steps and the close are never
+run at the same time. A request waits for its turn and its answer; ``close`` only queues the end
+and returns (the server calls it from its event loop). A session ends when its trainer closes
+it, when its connection breaks, or when it sends no request for the server's idle time
+(``rl.server`` closes it then): its episode ends as it stands, its device is released.
 
-The watchdog (one thread per server process) looks at every session every few seconds: it
-renews the lease of each device in use (and the rollouts' heartbeat, which tells the reaper they
-live), ends the episode of a session that sent no request for ``idle_s`` seconds (its trajectory
-interrupted with every step kept, its device released), and once a minute ends as lost the
-rollouts of servers that stopped.
+The watchdog (one thread per server process) renews, every few seconds, the lease of each
+device in use and the heartbeat of its rollout (which tells the reaper it lives), and once a
+minute ends as lost the rollouts of servers that stopped.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from .queue import Cancelled, DeviceQueue
 log = logging.getLogger(__name__)
 
 REAP_EVERY_S = 60.0
+TICK_S = 5.0  # leases last WAYPOINT_LEASE_SECONDS (60 s by default): renewed well before
 
 
 @dataclass
@@ -66,11 +66,7 @@ class Session:
         self.episode_id: str | None = None
         self.rng = random.Random()  # the seeds of resets that name none
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rl-session")
-        self._lock = threading.Lock()
-        self._busy = 0
-        self._last = time.monotonic()
         self.closing = threading.Event()
-        self.ended_why = ""  # why the watchdog ended the episode
         WATCHDOG.add(self)
 
     # ---------------------------------------------------------------- requests
@@ -78,14 +74,7 @@ class Session:
     def _call(self, fn, *args: Any) -> Any:
         if self.closing.is_set():
             raise EpisodeError("this session is closed")
-        with self._lock:
-            self._busy += 1
-        try:
-            return self._worker.submit(fn, *args).result()
-        finally:
-            with self._lock:
-                self._busy -= 1
-                self._last = time.monotonic()
+        return self._worker.submit(fn, *args).result()
 
     def reset(self, args: dict[str, Any]) -> WaypointObservation:
         return self._call(self._reset, args)
@@ -106,7 +95,6 @@ class Session:
             # Its device goes back first: a session never holds one device waiting for another.
             self.episode.abandon("the trainer reset the session before the episode ended")
             self.episode = None
-        self.ended_why = ""
         try:
             lease, conn = server.queue.take(
                 server.setup.pool, self.user, server.wait_s, self.closing
@@ -127,8 +115,6 @@ class Session:
     def _step(self, action: WaypointAction) -> WaypointObservation:
         if self.episode is None:
             raise EpisodeError("no episode: reset first")
-        if self.ended_why:
-            raise EpisodeError(f"the episode has ended ({self.ended_why}): reset to start another")
         observation = self.episode.step(action)
         if self.episode.done:
             # Between episodes a trainer may think for minutes: no connection held meanwhile.
@@ -154,30 +140,10 @@ class Session:
         finally:
             connection.close()
 
-    def idle_for(self) -> float:
-        with self._lock:
-            return 0.0 if self._busy else time.monotonic() - self._last
-
     def holding(self) -> Episode | None:
         """The episode whose device this session holds now."""
         episode = self.episode
         return episode if episode is not None and not episode.released else None
-
-    def expire(self) -> None:
-        """The trainer went silent: end its episode, free the device (in the session's own
-        thread, unless a request came meanwhile)."""
-        idle_s = self.server.idle_s
-        if self.closing.is_set():
-            return
-
-        def end() -> None:
-            episode = self.holding()
-            if episode is None or self.idle_for() < idle_s:
-                return
-            self.ended_why = f"its session sent no request for {idle_s:g} s"
-            episode.abandon(self.ended_why)
-
-        self._worker.submit(end)
 
 
 class Watchdog:
@@ -206,9 +172,7 @@ class Watchdog:
 
     def _run(self) -> None:
         while True:
-            sessions = self.sessions()
-            tick = min((s.server.idle_s for s in sessions), default=20.0) / 4
-            time.sleep(max(0.2, min(5.0, tick)))
+            time.sleep(TICK_S)
             try:
                 self.look(self.sessions())
             except Exception:  # noqa: BLE001 - the watchdog goes on; the log has it
@@ -217,14 +181,11 @@ class Watchdog:
                 connection.close()  # a round every few seconds: no connection held between
 
     def look(self, sessions: list[Session]) -> None:
-        """One round: renew, expire, reap."""
+        """One round: renew, reap."""
         live = []
         for session in sessions:
             episode = session.holding()
             if episode is None:
-                continue
-            if session.idle_for() >= session.server.idle_s:
-                session.expire()
                 continue
             try:
                 do_heartbeat(episode.lease.serial, session.user)

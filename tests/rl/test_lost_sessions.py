@@ -49,10 +49,12 @@ def test_a_silent_trainers_device_is_freed_within_the_idle_timeout(serve, token)
         wait_until(lambda: not Lease.objects.exists(), 2 + 3, "the device is freed")
         with pytest.raises(RuntimeError) as ended:
             env.step(WaypointAction(action={"type": "back"}))
-        assert "the episode has ended (its session sent no request for 2 s): reset to start" in (
-            str(ended.value)
+        assert str(ended.value) == (
+            "Server error: its session sent no request for 2 s: it is closed, its device "
+            "released (code: SESSION_IDLE)"
         )
-    rollout = Rollout.objects.get()
+        assert env.reset(seed=1, task=WEATHER).observation.step == 0  # a new session
+    rollout = Rollout.objects.order_by("pk").first()
     assert (rollout.status, rollout.reason, rollout.steps) == (
         "abandoned",
         "its session sent no request for 2 s",
