@@ -34,13 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets up Django on a throwaway database and storage, and a private adb server.
 import uvicorn  # noqa: E402
 from bench_agents import Devices, free_port, load, percentile  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
 
 from rl.client import WaypointEnv  # noqa: E402
 from rl.episode import Setup  # noqa: E402
 from rl.models import RLSettings  # noqa: E402
 from rl.protocol import WaypointAction  # noqa: E402
 from rl.server import build_app  # noqa: E402
+from trajectories.services import do_create_project  # noqa: E402
 
 TASK = "weather-temp-now"
 EPISODE_STEPS = 20
@@ -175,11 +178,6 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=50)
     args = parser.parse_args()
     counts = [int(n) for n in args.devices.split(",") if n.strip()]
-
-    from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
-
-    from trajectories.services import do_create_project
 
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.get_or_create(username="bench")[0]
