@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from agents.models import Run
@@ -105,15 +104,3 @@ def wait_for_run(run: Run, timeout: float, say: Callable[[str], Any]) -> None:
                 "episodes); is a Celery worker running?"
             )
         time.sleep(POLL_S)
-
-
-def run_user(project: Project, username: str | None):
-    """Who a command's run is started by: the user named, else the project's creator."""
-    if username:
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"no user {username!r}")
-        return user
-    if project.created_by is None:
-        raise CommandError("the project has no creator: name who runs it with --user")
-    return project.created_by

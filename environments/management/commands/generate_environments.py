@@ -15,11 +15,12 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.management.local_runs import VirtualPool, run_user
+from agents.management.local_runs import VirtualPool
 from environments.models import Generation
 from environments.report import generation_report, report_lines
 from environments.services import do_start_generation
 from trajectories.jobs import with_true_status
+from trajectories.management.acting import acting_user
 from trajectories.models import Job, Project
 from trajectories.validation import InvalidData
 
@@ -49,7 +50,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=options["project"]).first()
         if project is None:
             raise CommandError(f"no project {options['project']}")
-        user = run_user(project, options["user"])
+        user = acting_user(project, options["user"])
         began = time.monotonic()
         if options["devices"]:
             with VirtualPool(options["devices"], settings.WAYPOINT_VIRTUAL_SIZE, project) as pool:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import time
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from explore.models import Exploration
 from explore.services import do_start_exploration
+from trajectories.management.acting import acting_user
 from trajectories.models import Project
 from trajectories.validation import InvalidData
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(pk=options["project"]).first()
         if project is None:
             raise CommandError(f"no project {options['project']}")
-        user = self._user(project, options["user"])
+        user = acting_user(project, options["user"], "explores")
         try:
             exploration = do_start_exploration(
                 project,
@@ -72,13 +72,3 @@ class Command(BaseCommand):
             f"Exploration {exploration.pk}: {exploration.message}; "
             + (f"app graph v{graph.version} of {graph.app}" if graph else "no graph")
         )
-
-    def _user(self, project: Project, username: str | None):
-        if username:
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                raise CommandError(f"no user {username!r}")
-            return user
-        if project.created_by is None:
-            raise CommandError("the project has no creator: name who explores with --user")
-        return project.created_by
