@@ -51,10 +51,11 @@ from trajectories.models import (
 )
 from trajectories.records import FileRef, ScreenRecord, StepRecord, TaskRecord, TrajectoryRecord
 from trajectories.uixml import UIXmlError, clean_ui_xml, parse_ui_xml
-from trajectories.validation import InvalidData, check_kind, check_no_nul, fail, field_at
+from trajectories.validation import InvalidData, check_kind, check_no_nul, fail
 
 from .archive import read_file
 from .dataset import record_apps
+from .imported import Fields
 
 FORMAT = "waypoint"
 SCHEMA = "waypoint/1"
@@ -663,17 +664,9 @@ def _write_manifest(
 # ---------------------------------------------------------------- import
 
 
-class _Fields:
-    """Typed access to a JSON object, with errors naming the line and field."""
-
-    def __init__(self, obj: Any, where: str):
-        if not isinstance(obj, dict):
-            raise fail(where, f"must be an object, got {type(obj).__name__}")
-        self.obj = obj
-        self.where = where
-
-    def at(self, key: str) -> str:
-        return field_at(self.where, key)
+class _Fields(Fields):
+    """Typed access to a JSON object, with errors naming the line and field: the datasets'
+    reader's, with the native format's messages for a value of another kind, and times."""
 
     def get(self, key: str, kind: type, default: Any = ...) -> Any:
         value = self.obj.get(key)
