@@ -15,6 +15,7 @@ from agents.models import Run
 from devices.models import Device
 from devices.services.adb import client_for
 from trajectories.jobs import with_true_status
+from trajectories.management.acting import acting_user
 from trajectories.models import Job, Project
 
 POLL_S = 2.0
@@ -104,3 +105,18 @@ def wait_for_run(run: Run, timeout: float, say: Callable[[str], Any]) -> None:
                 "episodes); is a Celery worker running?"
             )
         time.sleep(POLL_S)
+
+
+MAX_DEVICES = 16  # virtual devices a command starts for a run
+
+
+def run_owner(options: dict[str, Any]):
+    """The project a command's run plays in and who starts it (``--project``, ``--user``),
+    ``--devices`` checked: CommandError naming what is wrong."""
+    project = Project.objects.filter(pk=options["project"]).first()
+    if project is None:
+        raise CommandError(f"no project {options['project']}")
+    user = acting_user(project, options["user"])
+    if not 0 <= options["devices"] <= MAX_DEVICES:
+        raise CommandError(f"--devices: from 0 to {MAX_DEVICES}")
+    return project, user

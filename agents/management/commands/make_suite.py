@@ -22,12 +22,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.management.local_runs import VirtualPool, wait_for_run
+from agents.management.local_runs import VirtualPool, run_owner, wait_for_run
 from agents.memory_check import mark_suite, measure_run
 from agents.services import do_start_run
 from agents.suites import make_suite, parse_levels, parse_seeds, select_templates
-from trajectories.management.acting import acting_user
-from trajectories.models import Project
 from trajectories.validation import InvalidData
 
 
@@ -110,12 +108,7 @@ class Command(BaseCommand):
     def _check_memory(self, suite: dict, templates: list[str], options: dict, k: int) -> dict:
         if options["project"] is None:
             raise CommandError("--check-memory needs --project: the solver plays on its devices")
-        project = Project.objects.filter(pk=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']}")
-        user = acting_user(project, options["user"])
-        if options["devices"] < 0 or options["devices"] > 16:
-            raise CommandError("--devices: from 0 to 16")
+        project, user = run_owner(options)
         start = {
             "agent": "solver",
             "tasks": templates,

@@ -12,13 +12,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.management.local_runs import VirtualPool, wait_for_run
+from agents.management.local_runs import VirtualPool, run_owner, wait_for_run
 from agents.models import Run
 from agents.results import episode_rows, summarize
 from agents.runner import stop_queued_episodes
 from agents.services import do_start_run, suite_named
-from trajectories.management.acting import acting_user
-from trajectories.models import Project
 from trajectories.validation import InvalidData
 
 
@@ -59,12 +57,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(pk=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project {options['project']}")
-        user = acting_user(project, options["user"])
-        if options["devices"] < 0 or options["devices"] > 16:
-            raise CommandError("--devices: from 0 to 16")
+        project, user = run_owner(options)
         if options["devices"] and options["no_wait"]:
             raise CommandError("--no-wait: the devices this command starts stop when it returns")
         try:
