@@ -306,9 +306,15 @@ def read_payment(c: Chain, said: dict[str, str]) -> Moves[None]:
     yield from enter(s, LEDGER)
     yield s.tap(id="tab_activity")
     yield from s.scroll_to(id="merchant", text=merchant)
-    row = next((r for r in s.view.rows("txn_") if r.fields.get("merchant") == merchant), None)
-    if row is None:
-        raise SolverStuck(f"Ledger's activity shows no payment to {merchant}")
+    for move, part in ((s.swipe_up, 0.15), (s.swipe_down, 0.3), (None, 0)):
+        row = next((r for r in s.view.rows("txn_") if r.fields.get("merchant") == merchant), None)
+        if row is None:
+            raise SolverStuck(f"Ledger's activity shows no payment to {merchant}")
+        if {"amount", "date"} <= row.fields.keys() or move is None:
+            break
+        # The merchant shows, its date is cut by the list's edge (a short screen): a little
+        # further, one way and then the other.
+        yield move(part=part)
     c.keep(f"what you paid {merchant}", row["amount"].lstrip("-"))
     c.keep(f"when you paid {merchant}", row["date"])
 
