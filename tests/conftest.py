@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,14 @@ def _worker_database_url() -> str:
     auth = f"{user}{password}@" if user else ""
     port = f":{db['PORT']}" if db.get("PORT") else ""
     return f"postgres://{auth}{db.get('HOST') or ''}{port}/{db['NAME']}"
+
+
+# The queue of the tests that kill a worker, this session's own: a killed worker leaves its
+# message unacknowledged, and the broker hands it back (after its visibility timeout) to the
+# next consumer of that queue. With a fixed name, a later session's worker received an earlier
+# session's episode message, whose id (a fresh test database counts from 1 again) named this
+# session's episode.
+FAULTS_QUEUE = f"faults-{uuid.uuid4().hex[:12]}"
 
 
 def start_worker(

@@ -1,8 +1,8 @@
-"""A real Celery worker for the lost-worker test, on the ``faults`` queue only (out of reach of
-any other worker of the test session); with ``STALL_AFTER_STEPS=n`` its episodes stall after n
-recorded steps, until it is killed.
+"""A real Celery worker for the lost-worker test, on the test session's own faults queue only
+(``FAULTS_QUEUE``: out of reach of any other worker); with ``STALL_AFTER_STEPS=n`` its
+episodes stall after n recorded steps, until it is killed.
 
-``python tests/agents/faults_worker.py -A config worker -Q faults ...``
+``FAULTS_QUEUE=q python tests/agents/faults_worker.py -A config worker -Q q ...``
 """
 
 import os
@@ -24,7 +24,7 @@ from agents.tasks import run_episode_task  # noqa: E402
 from trajectories import jobs  # noqa: E402
 from trajectories.tasks import run_job_task  # noqa: E402
 
-QUEUE = "faults"
+QUEUE = os.environ["FAULTS_QUEUE"]
 jobs._send = lambda job_id: run_job_task.apply_async((job_id,), queue=QUEUE)
 runner.send_episode = lambda episode_id: run_episode_task.apply_async((episode_id,), queue=QUEUE)
 

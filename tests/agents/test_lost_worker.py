@@ -11,7 +11,7 @@ import pytest
 
 from agents.models import Episode
 from agents.services import do_start_run
-from tests.conftest import start_worker, stop_worker, wait_for_job
+from tests.conftest import FAULTS_QUEUE, start_worker, stop_worker, wait_for_job
 from tests.formats.test_job_faults import wait_until
 from trajectories import events
 from trajectories.models import AuditEvent, Trajectory
@@ -35,15 +35,15 @@ def test_an_episode_whose_worker_is_killed_is_played_again_and_counted_once(
     settings.WAYPOINT_JOB_STALE_S = int(FAST["WAYPOINT_JOB_STALE_S"])
     monkeypatch.setattr(
         "trajectories.jobs._send",
-        lambda job_id: run_job_task.apply_async((job_id,), queue="faults"),
+        lambda job_id: run_job_task.apply_async((job_id,), queue=FAULTS_QUEUE),
     )
-    env = {**FAST, "ADB_SERVERS": f"127.0.0.1:{adb_server.port}"}
+    env = {**FAST, "ADB_SERVERS": f"127.0.0.1:{adb_server.port}", "FAULTS_QUEUE": FAULTS_QUEUE}
     doomed_log = tmp_path / "doomed.log"
     doomed = start_worker(
         doomed_log,
         worker_database_url,
         "-Q",
-        "faults",
+        FAULTS_QUEUE,
         program=FAULTS_WORKER,
         STALL_AFTER_STEPS="2",
         **env,
@@ -71,7 +71,7 @@ def test_an_episode_whose_worker_is_killed_is_played_again_and_counted_once(
         tmp_path / "rescuer.log",
         worker_database_url,
         "-Q",
-        "faults",
+        FAULTS_QUEUE,
         program=FAULTS_WORKER,
         **env,
     )

@@ -27,7 +27,7 @@ from trajectories.models import AuditEvent, Job, JobKind, JobStatus
 from trajectories.services import do_import_trajectory
 from trajectories.tasks import run_job_task
 
-from ..conftest import REPO, start_worker, stop_worker, wait_for_job
+from ..conftest import FAULTS_QUEUE, REPO, start_worker, stop_worker, wait_for_job
 
 STALLING_WORKER = [sys.executable, str(Path(__file__).with_name("stalling_worker.py"))]
 # A live job beats every second; silent for 8 s, its worker is gone. (3 s was too tight for a
@@ -58,10 +58,12 @@ def wait_until(condition, timeout: float = 60, what: str = "condition"):
 
 @contextlib.contextmanager
 def stalled_worker(tmp_path: Path, database_url: str, stalled: bytes) -> Iterator[None]:
-    """A stalling worker on the ``faults`` queue, until its log says ``stalled``; the block
+    """A stalling worker on the session's faults queue, until its log says ``stalled``; the block
     looks at the job then, and the worker is SIGKILLed when it ends."""
     log = tmp_path / "doomed.log"
-    doomed = start_worker(log, database_url, "-Q", "faults", program=STALLING_WORKER, **FAST_REAPER)
+    doomed = start_worker(
+        log, database_url, "-Q", FAULTS_QUEUE, program=STALLING_WORKER, **FAST_REAPER
+    )
     try:
         wait_until(lambda: stalled in log.read_bytes(), what=stalled.decode())
         yield
@@ -74,7 +76,7 @@ def stalled_worker(tmp_path: Path, database_url: str, stalled: bytes) -> Iterato
 
 def finished_by_a_new_worker(job: Job, tmp_path: Path, database_url: str) -> Job:
     rescuer = start_worker(
-        tmp_path / "rescuer.log", database_url, "-Q", "celery,faults", **FAST_REAPER
+        tmp_path / "rescuer.log", database_url, "-Q", f"celery,{FAULTS_QUEUE}", **FAST_REAPER
     )
     try:
         return wait_for_job(job.pk)
@@ -87,7 +89,7 @@ def queued_export(project, alice) -> Job:
     job = Job.objects.create(
         project=project, kind=JobKind.EXPORT, format="waypoint", created_by=alice
     )
-    run_job_task.apply_async((job.pk,), queue="faults")
+    run_job_task.apply_async((job.pk,), queue=FAULTS_QUEUE)
     return job
 
 
@@ -143,7 +145,7 @@ def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
         tmp_path / "doomed.log",
         worker_database_url,
         "-Q",
-        "faults",
+        FAULTS_QUEUE,
         program=STALLING_WORKER,
         **FAST_REAPER,
     )
@@ -155,7 +157,11 @@ def test_a_worker_that_restarts_reaps_what_its_killed_self_left(
     doomed.wait(timeout=20)
 
     restarted = start_worker(
-        tmp_path / "restarted.log", worker_database_url, "-Q", "celery,faults", **FAST_REAPER
+        tmp_path / "restarted.log",
+        worker_database_url,
+        "-Q",
+        f"celery,{FAULTS_QUEUE}",
+        **FAST_REAPER,
     )
     try:
         finished = wait_for_job(job.pk)
@@ -180,7 +186,7 @@ def test_an_import_whose_worker_is_killed_halfway_is_finished_without_duplicates
     monkeypatch.setattr("trajectories.jobs._send", lambda pk: None)  # queued below, by hand
     upload = ContentFile(zip_of(tmp_path / "export"), name="two.zip")
     job = do_start_import(project, upload, "waypoint", alice)
-    run_job_task.apply_async((job.pk,), queue="faults")
+    run_job_task.apply_async((job.pk,), queue=FAULTS_QUEUE)
     with stalled_worker(tmp_path, worker_database_url, b"one trajectory imported, stalling"):
         assert project.trajectories.count() == 1
         (folder,) = run_folders(job)
