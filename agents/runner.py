@@ -96,8 +96,10 @@ def run_agent_run(job: Job, progress) -> dict[str, Any] | str:
     finished = episodes.filter(status=EpisodeStatus.FINISHED).count()
     Job.objects.filter(pk=job.pk).update(done=finished, total=episodes.count())
     to_send = list(playable(run).values_list("pk", flat=True))
-    if not to_send:
+    if not to_send and finished == episodes.count():
         return run_counts(run)
+    # Episodes being played (a redelivered message may have started one before this job ran)
+    # end the job when they finish; if their worker is lost, the reaper runs the job again.
     for episode_id in to_send:
         send_episode(episode_id)
     return DETACHED

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from agents import runner
 from agents.models import Episode
 from agents.services import do_start_run
 from tests.conftest import FAULTS_QUEUE, start_worker, stop_worker, wait_for_job
 from tests.formats.test_job_faults import wait_until
-from trajectories import events
-from trajectories.models import AuditEvent, Trajectory
+from trajectories import events, jobs
+from trajectories.models import AuditEvent, Job, JobStatus, Trajectory
 from trajectories.tasks import run_job_task
 
 FAULTS_WORKER = [sys.executable, str(Path(__file__).with_name("faults_worker.py"))]
@@ -88,3 +89,29 @@ def test_an_episode_whose_worker_is_killed_is_played_again_and_counted_once(
     assert lost.status == "interrupted"  # the lost play is kept as it was left
     assert Trajectory.objects.filter(project=project, source="solver").count() == 2
     assert AuditEvent.objects.filter(kind=events.EPISODE_RERUN).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_job_run_while_its_episode_is_played_waits_for_it(project, alice, monkeypatch):
+    """A redelivered episode message can start the episode before its run's job runs: the job
+    then has nothing to send but must not end with the episode uncounted; the episode's end
+    ends it."""
+    monkeypatch.setattr(
+        "agents.services.check_pool",
+        lambda project, devices: [{"serial": "emulator-5554", "adb_server": "127.0.0.1:5037"}],
+    )
+    monkeypatch.setattr("trajectories.jobs._send", lambda job_id: None)
+    run = do_start_run(project, alice, agent="solver", tasks=["freshcart-order-number"], seeds="3")
+    [episode] = Episode.objects.filter(run=run)
+    playing = runner.claim_episode(episode.pk)  # another worker's, heartbeat fresh
+
+    job = jobs.claim(run.job_id)
+    sent: list[int] = []
+    monkeypatch.setattr(runner, "send_episode", sent.append)
+    assert runner.run_agent_run(job, None) == jobs.DETACHED
+    assert sent == []
+    assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
+
+    runner.finish_episode(playing, runner.Played(success=True, steps=4), 1.0)
+    job.refresh_from_db()
+    assert (job.status, job.counts) == (JobStatus.SUCCEEDED, {"episodes": 1, "succeeded": 1})
