@@ -36,12 +36,13 @@ from . import (
     androtmem_import,
     droidbot,
     gui_odyssey,
+    gui_odyssey_export,
     memory_world,
     stamp_sft,
     waypoint,
 )
 from .archive import open_source
-from .dataset import Split, check_plain_options
+from .dataset import Split, check_no_options, check_plain_options
 from .detect import AUTO, detect_folder_format
 from .parquet import check_parquet_extra
 from .spool import spool_closed
@@ -68,7 +69,10 @@ EXPORTERS: dict[str, Exporter] = {
     "androtmem": androtmem.export_androtmem,
     "memory-world": memory_world.export_memory_world,
     "androidcontrol": androidcontrol.export_androidcontrol,
+    "gui-odyssey": gui_odyssey_export.export_gui_odyssey,
 }
+# Exports in a dataset's own layout (importable again as that dataset): a split, no options.
+LAYOUT_EXPORTS = frozenset({"gui-odyssey"})
 
 
 def check_export_request(
@@ -84,6 +88,8 @@ def check_export_request(
         options = {k: v for k, v in stamp_sft.check_options(options).items() if v is not None}
     elif fmt == "androtmem":
         options = {k: v for k, v in androtmem.check_options(options).items() if v}
+    elif fmt in LAYOUT_EXPORTS:
+        options = check_no_options(fmt, options)
     else:
         options = {k: v for k, v in check_plain_options(fmt, options).items() if v}
     if options.get("parquet"):

@@ -240,6 +240,26 @@ class _SplitFile:
     records: int = 0
 
 
+class _HashedFile:
+    """A file of an export that hashes what goes through it; closing it lists its sha256."""
+
+    def __init__(self, raw: IO[bytes], name: str, sums: IO[str]):
+        self.raw, self.name, self._sums = raw, name, sums
+        self._digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self._digest.update(data)
+        return self.raw.write(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def close(self) -> None:
+        if not self.raw.closed:
+            self.raw.close()
+            self._sums.write(f"{self._digest.hexdigest()} {self.name}\n")
+
+
 class DatasetWriter:
     """Writes one export folder atomically: JSONL per split, images, manifest and card."""
 
@@ -270,6 +290,7 @@ class DatasetWriter:
         self._files: dict[str, _SplitFile] = {}
         self.split_names = list(splits)
         self.apart = [name for name in apart if name in self.split_names]
+        self._binaries: list[_HashedFile] = []
         self.images_written = 0
         # The images written lately, by blob name: most repeats are a step's recent history.
         # Bounded, so memory stays flat; an older image is found on disk instead.
@@ -285,6 +306,8 @@ class DatasetWriter:
     def abort(self) -> None:
         for split_file in self._files.values():
             split_file.handle.close()
+        for handle in self._binaries:
+            handle.raw.close()
         self._sums.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
@@ -307,9 +330,19 @@ class DatasetWriter:
         split_file.digest.update(data)
         split_file.records += 1
 
+    def binary(self, name: str) -> _HashedFile:
+        """A data file the format lays out itself (a TFRecord shard), written through the
+        handle returned and listed in the manifest with its sha256 once the handle is closed."""
+        path = self.work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = _HashedFile(open(path, "wb"), name, self._sums)  # noqa: SIM115
+        self._binaries.append(handle)
+        return handle
+
     def write_text(self, name: str, text: str) -> None:
         """A small side file (e.g. dataset_info.json), listed in the manifest."""
         data = text.encode("utf-8")
+        (self.work / name).parent.mkdir(parents=True, exist_ok=True)
         (self.work / name).write_bytes(data)
         self._sums.write(f"{hashlib.sha256(data).hexdigest()} {name}\n")
 
@@ -382,6 +415,8 @@ class DatasetWriter:
                     self._files[name] = _SplitFile(handle)
             for split_file in self._files.values():
                 split_file.handle.close()
+            for handle in self._binaries:
+                handle.close()
             if self.parquet:
                 for name in self.split_names:
                     parquet = self.work / f"{name}.parquet"
@@ -477,6 +512,15 @@ def check_plain_options(fmt: str, options: dict[str, Any] | None) -> dict[str, A
     if not isinstance(parquet, bool):
         raise InvalidData(f"options.parquet: must be bool, got {parquet!r}")
     return {"parquet": parquet}
+
+
+def check_no_options(fmt: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The options of a format written in a dataset's own layout: none (a split aside)."""
+    if options:
+        raise InvalidData(
+            f"options: unknown option {sorted(options)[0]!r} for {fmt} (it takes no options)"
+        )
+    return {}
 
 
 def check_memory_graph_option(value: Any) -> int | None:

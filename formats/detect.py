@@ -1,8 +1,9 @@
 """Telling an import's format from its content: a folder, or a .zip / .tar before it is unpacked.
 
-A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"`` (or ``"androtmem"``:
-Waypoint's AndroTMem export imports as AndroTMem); DroidBot output has the folders ``states/``
-and ``events/``; AndroTMem-Bench ground truth is ``*.jsonl`` / ``*.json`` files at the top.
+A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"`` (or ``"androtmem"``,
+``"gui-odyssey"``, ``"aitw"``: Waypoint's exports in those layouts import as those datasets);
+DroidBot output has the folders ``states/`` and ``events/``; AndroTMem-Bench ground truth is
+``*.jsonl`` / ``*.json`` files at the top.
 Any of them may sit inside one top folder, as an archive of a folder does. Archives are only
 listed here (and their manifest read): nothing is extracted.
 """
@@ -35,7 +36,12 @@ LOOKED_FOR += ", for TFRecord shards named android_control-* (AndroidControl) or
 LOOKED_FOR += "AitW steps (Android in the Wild)"
 LOOKED_FOR += ", for the folders annotations/ and screenshots/ (GUI-Odyssey)"
 # Formats whose Waypoint export has a manifest naming them, imported by a reader of their own.
-MANIFEST_FORMATS = {waypoint.FORMAT: "waypoint", androtmem.FORMAT: "androtmem"}
+# GUI-Odyssey's and AitW's exports are their datasets' own layouts, with a manifest beside.
+MANIFEST_FORMATS = {
+    waypoint.FORMAT: "waypoint",
+    androtmem.FORMAT: "androtmem",
+    gui_odyssey.FORMAT: "gui-odyssey",
+}
 
 
 def detect_format(

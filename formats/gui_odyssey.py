@@ -141,7 +141,7 @@ def _episode(
         kind = step.get("action", str).strip().upper()
         original = {k: raw.get(k) for k in ("action", "info", "ps") if k in raw}
         originals.append(original)
-        action = _action(kind, raw.get("info"), step, screen.width, screen.height)
+        action = canonical_action(kind, raw.get("info"), step, screen.width, screen.height)
         if kind == "COMPLETE":
             outcome = "success"
         elif kind in FAILED:
@@ -213,7 +213,10 @@ def _points(info: Any, step: Fields) -> list[tuple[float, float]]:
     return points
 
 
-def _action(kind: str, info: Any, step: Fields, width: int, height: int) -> dict[str, Any]:
+def canonical_action(kind: str, info: Any, step: Fields, width: int, height: int) -> dict:
+    """The canonical action of a GUI-Odyssey step (``kind`` upper-cased), pixels of a
+    ``width`` x ``height`` screenshot."""
+
     def pixel(point: tuple[float, float]) -> tuple[int, int]:
         return on_screen(point[0] / 1000 * width, width), on_screen(
             point[1] / 1000 * height, height

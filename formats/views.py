@@ -14,7 +14,7 @@ from trajectories.selectors import status_counts, status_shares
 from trajectories.validation import InvalidData
 from trajectories.views import JOB_ROLES, task_choices
 
-from .catalogue import EXPORTERS, IMPORTERS
+from .catalogue import EXPORTERS, IMPORTERS, LAYOUT_EXPORTS
 from .detect import AUTO
 from .jobs import do_start_export, do_start_import
 
@@ -54,6 +54,7 @@ EXPORT_FORMAT_NAMES = {
     "androtmem": "AndroTMem-Bench (benchmark with anchors)",
     "memory-world": "Memory-World (tasks with memory items)",
     "androidcontrol": "AndroidControl (one record per step)",
+    "gui-odyssey": "GUI-Odyssey (its own layout, importable again)",
 }
 
 
@@ -107,6 +108,8 @@ class ExportForm(forms.Form):
     )
 
     FILTERS = ("status", "outcome", "source", "task", "apps", "annotator", "trajectories")
+    # The dataset's own layouts (gui-odyssey, ...) are files of that dataset, not JSON Lines.
+    PARQUET_FORMATS = sorted(set(EXPORTERS) - {"waypoint"} - LAYOUT_EXPORTS)
 
     def __init__(self, *args, project: Project, show_gold: bool = True, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -167,7 +170,7 @@ class ExportForm(forms.Form):
                 options["max_side"] = data["max_side"]
             if data["memory_ratio"]:
                 options["memory_ratio"] = data["memory_ratio"]
-        if data["parquet"] and data["format"] != "waypoint":
+        if data["parquet"] and data["format"] in self.PARQUET_FORMATS:
             options["parquet"] = True
         if data["split_by"] and data["format"] != "waypoint":
             split = {
@@ -219,4 +222,8 @@ def project_export(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("job-detail", job.pk)
-    return render(request, "formats/export.html", {"project": project, "form": form})
+    return render(
+        request,
+        "formats/export.html",
+        {"project": project, "form": form, "parquet_formats": " ".join(form.PARQUET_FORMATS)},
+    )

@@ -19,7 +19,7 @@ from trajectories.services import do_import_trajectory
 pytestmark = pytest.mark.django_db
 
 NOTES = "com.waypoint.notes"
-FORMATS = ["waypoint", "androtmem", "stamp-sft", "memory-world", "androidcontrol"]
+FORMATS = ["waypoint", "androtmem", "stamp-sft", "memory-world", "androidcontrol", "gui-odyssey"]
 
 
 def recorded_in_notes(seed: int, *, packages=True):
