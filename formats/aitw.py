@@ -174,7 +174,17 @@ def _screenshot(f: Features, where: str, spool: Spool) -> tuple[FileRef, str, in
     return spool.file(png_of(image), ".png"), "image/png", width, height, True
 
 
+SIMPLE = {
+    PRESS_BACK: {"type": "back"},
+    PRESS_HOME: {"type": "home"},
+    PRESS_ENTER: {"type": "enter"},
+    STATUS_TASK_COMPLETE: {"type": "terminate", "status": "success"},
+    STATUS_TASK_IMPOSSIBLE: {"type": "terminate", "status": "failure"},
+}
+
+
 def _action(f: Features, where: str, width: int, height: int) -> tuple[dict, dict]:
+    """(canonical action, original) of a step's ``results/*`` features."""
     kind = f.one("results/action_type", "int64")
     original: dict[str, Any] = {"action_type": kind}
     if kind == DUAL_POINT:
@@ -184,28 +194,31 @@ def _action(f: Features, where: str, width: int, height: int) -> tuple[dict, dic
             if len(point) != 2 or not all(math.isfinite(v) for v in point):
                 raise fail(f"{where}: {key}", f"must be a (y, x) pair, got {shown(point)}")
         original.update(touch=touch, lift=lift)
+    elif kind == TYPE:
+        original["text"] = f.text("results/type_action", "")
+        if not original["text"]:
+            raise fail(f"{where}: results/type_action", "a TYPE action needs the text typed")
+    elif kind not in SIMPLE:
+        raise fail(f"{where}: results/action_type", f"unknown AitW action type {kind}")
+    return canonical_action(original, width, height), original
+
+
+def canonical_action(original: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+    """The canonical action of an AitW action (``action_type`` with its ``touch`` and ``lift``
+    (y, x) or its ``text``, as ``metadata["aitw"]["actions"]`` keeps them), in pixels of a
+    ``width`` x ``height`` screenshot."""
+    kind = original["action_type"]
+    if kind == DUAL_POINT:
+        touch, lift = original["touch"], original["lift"]
         (ty, tx), (ly, lx) = touch, lift
         px = on_screen(tx * width, width), on_screen(ty * height, height)
         if math.dist(touch, lift) <= TAP_DISTANCE:
-            return {"type": "click", "x": px[0], "y": px[1]}, original
+            return {"type": "click", "x": px[0], "y": px[1]}
         x2, y2 = on_screen(lx * width, width), on_screen(ly * height, height)
-        return {"type": "swipe", "x": px[0], "y": px[1], "x2": x2, "y2": y2}, original
+        return {"type": "swipe", "x": px[0], "y": px[1], "x2": x2, "y2": y2}
     if kind == TYPE:
-        text = f.text("results/type_action", "")
-        original["text"] = text
-        if not text:
-            raise fail(f"{where}: results/type_action", "a TYPE action needs the text typed")
-        return {"type": "type", "text": text}, original
-    simple = {
-        PRESS_BACK: {"type": "back"},
-        PRESS_HOME: {"type": "home"},
-        PRESS_ENTER: {"type": "enter"},
-        STATUS_TASK_COMPLETE: {"type": "terminate", "status": "success"},
-        STATUS_TASK_IMPOSSIBLE: {"type": "terminate", "status": "failure"},
-    }
-    if kind not in simple:
-        raise fail(f"{where}: results/action_type", f"unknown AitW action type {kind}")
-    return dict(simple[kind]), original
+        return {"type": "type", "text": original["text"]}
+    return dict(SIMPLE[kind])
 
 
 def _step(f: Features, where: str, spool: Spool) -> _Step:

@@ -30,6 +30,7 @@ from trajectories.validation import InvalidData, check_trajectory_record, fail
 
 from . import (
     aitw,
+    aitw_export,
     androidcontrol,
     androidcontrol_import,
     androtmem,
@@ -70,9 +71,10 @@ EXPORTERS: dict[str, Exporter] = {
     "memory-world": memory_world.export_memory_world,
     "androidcontrol": androidcontrol.export_androidcontrol,
     "gui-odyssey": gui_odyssey_export.export_gui_odyssey,
+    "aitw": aitw_export.export_aitw,
 }
 # Exports in a dataset's own layout (importable again as that dataset): a split, no options.
-LAYOUT_EXPORTS = frozenset({"gui-odyssey"})
+LAYOUT_EXPORTS = frozenset({"gui-odyssey", "aitw"})
 
 
 def check_export_request(

@@ -22,7 +22,7 @@ from django.conf import settings
 from trajectories.bounds import load_json
 from trajectories.validation import InvalidData
 
-from . import androtmem, droidbot, gui_odyssey, waypoint
+from . import aitw, androtmem, droidbot, gui_odyssey, waypoint
 from .androtmem_import import IMAGES
 from .tfrecord import first_record, is_tfrecord_name, parse_example
 
@@ -41,6 +41,7 @@ MANIFEST_FORMATS = {
     waypoint.FORMAT: "waypoint",
     androtmem.FORMAT: "androtmem",
     gui_odyssey.FORMAT: "gui-odyssey",
+    aitw.FORMAT: "aitw",
 }
 
 

@@ -1,4 +1,5 @@
-"""TFRecord files read a record at a time, with every check of the framing, no TensorFlow.
+"""TFRecord files read (and written) a record at a time, with every check of the framing, no
+TensorFlow.
 
 A TFRecord file (GZIP-compressed or not) is a run of records, each::
 
@@ -12,6 +13,7 @@ than ``WAYPOINT_MAX_UNPACK_RATIO`` times its own size (a gzip bomb); a wrong che
 that ends inside a record and damaged compression are refused naming the file and the record.
 Each record of AndroidControl and Android in the Wild is a ``tf.train.Example``
 (:data:`formats.protos.Example`); :func:`features` reads one with its fields checked.
+:class:`TFRecordWriter` writes the same framing, GZIP-compressed as the datasets ship it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,36 @@ def masked_crc(data: bytes) -> int:
     """TFRecord's checksum: CRC-32C rotated right by 15 bits plus a constant."""
     crc = google_crc32c.value(data)
     return ((crc >> 15 | crc << 17) + MASK_DELTA) & 0xFFFFFFFF
+
+
+def framed(data: bytes) -> bytes:
+    """One record as a TFRecord file holds it: length, its masked CRC, data, the data's."""
+    length = struct.pack("<Q", len(data))
+    return b"".join(
+        (length, struct.pack("<I", masked_crc(length)), data, struct.pack("<I", masked_crc(data)))
+    )
+
+
+class TFRecordWriter:
+    """Writes records into an open binary file, GZIP-compressed unless ``compress`` is False.
+
+    The gzip header names no file and no time, so the same records give the same bytes."""
+
+    def __init__(self, handle: IO[bytes], *, compress: bool = True):
+        self._gzip = (
+            gzip.GzipFile(filename="", fileobj=handle, mode="wb", mtime=0) if compress else None
+        )
+        self._out: IO[bytes] = self._gzip if self._gzip is not None else handle
+        self.records = 0
+
+    def write(self, data: bytes) -> None:
+        self._out.write(framed(data))
+        self.records += 1
+
+    def close(self) -> None:
+        """Ends the compressed stream (the file itself stays open: it is the caller's)."""
+        if self._gzip is not None:
+            self._gzip.close()
 
 
 def is_tfrecord_name(name: str) -> bool:

@@ -55,6 +55,7 @@ EXPORT_FORMAT_NAMES = {
     "memory-world": "Memory-World (tasks with memory items)",
     "androidcontrol": "AndroidControl (one record per step)",
     "gui-odyssey": "GUI-Odyssey (its own layout, importable again)",
+    "aitw": "Android in the Wild (GZIP TFRecord shards, importable again)",
 }
 
 

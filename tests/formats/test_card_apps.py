@@ -19,7 +19,15 @@ from trajectories.services import do_import_trajectory
 pytestmark = pytest.mark.django_db
 
 NOTES = "com.waypoint.notes"
-FORMATS = ["waypoint", "androtmem", "stamp-sft", "memory-world", "androidcontrol", "gui-odyssey"]
+FORMATS = [
+    "waypoint",
+    "androtmem",
+    "stamp-sft",
+    "memory-world",
+    "androidcontrol",
+    "gui-odyssey",
+    "aitw",
+]
 
 
 def recorded_in_notes(seed: int, *, packages=True):
