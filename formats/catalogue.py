@@ -33,6 +33,7 @@ from . import (
     aitw_export,
     androidcontrol,
     androidcontrol_import,
+    androidcontrol_tfrecord,
     androtmem,
     androtmem_import,
     droidbot,
@@ -72,9 +73,10 @@ EXPORTERS: dict[str, Exporter] = {
     "androidcontrol": androidcontrol.export_androidcontrol,
     "gui-odyssey": gui_odyssey_export.export_gui_odyssey,
     "aitw": aitw_export.export_aitw,
+    "androidcontrol-tfrecord": androidcontrol_tfrecord.export_androidcontrol_tfrecord,
 }
 # Exports in a dataset's own layout (importable again as that dataset): a split, no options.
-LAYOUT_EXPORTS = frozenset({"gui-odyssey", "aitw"})
+LAYOUT_EXPORTS = frozenset({"gui-odyssey", "aitw", "androidcontrol-tfrecord"})
 
 
 def check_export_request(

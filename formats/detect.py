@@ -1,7 +1,8 @@
 """Telling an import's format from its content: a folder, or a .zip / .tar before it is unpacked.
 
 A Waypoint export has ``manifest.json`` saying ``"format": "waypoint"`` (or ``"androtmem"``,
-``"gui-odyssey"``, ``"aitw"``: Waypoint's exports in those layouts import as those datasets);
+``"gui-odyssey"``, ``"aitw"``, ``"androidcontrol-tfrecord"``: Waypoint's exports in those
+datasets' layouts import as those datasets);
 DroidBot output has the folders ``states/`` and ``events/``; AndroTMem-Bench ground truth is
 ``*.jsonl`` / ``*.json`` files at the top.
 Any of them may sit inside one top folder, as an archive of a folder does. Archives are only
@@ -42,6 +43,7 @@ MANIFEST_FORMATS = {
     androtmem.FORMAT: "androtmem",
     gui_odyssey.FORMAT: "gui-odyssey",
     aitw.FORMAT: "aitw",
+    "androidcontrol-tfrecord": "androidcontrol",
 }
 
 

@@ -68,7 +68,7 @@ class Unmapped:
         self.writer = writer
         self.kinds: Counter = Counter()
 
-    def add(self, episode: str, step: dict[str, Any], split: str) -> None:
+    def add(self, episode: str | int, step: dict[str, Any], split: str) -> None:
         self.writer.write(
             UNMAPPED_FILE,
             {

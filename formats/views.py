@@ -56,6 +56,7 @@ EXPORT_FORMAT_NAMES = {
     "androidcontrol": "AndroidControl (one record per step)",
     "gui-odyssey": "GUI-Odyssey (its own layout, importable again)",
     "aitw": "Android in the Wild (GZIP TFRecord shards, importable again)",
+    "androidcontrol-tfrecord": "AndroidControl (GZIP TFRecord episodes, importable again)",
 }
 
 

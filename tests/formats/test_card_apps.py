@@ -27,6 +27,7 @@ FORMATS = [
     "androidcontrol",
     "gui-odyssey",
     "aitw",
+    "androidcontrol-tfrecord",
 ]
 
 

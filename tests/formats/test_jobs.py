@@ -115,8 +115,8 @@ def test_it_refuses_unknown_formats_and_filters(project, alice):
         do_start_export(project, "csv", alice)
     assert str(caught.value) == (
         "format: unknown export format 'csv' "
-        "(known: aitw, androidcontrol, androtmem, gui-odyssey, memory-world, stamp-sft, "
-        "waypoint)"
+        "(known: aitw, androidcontrol, androidcontrol-tfrecord, androtmem, gui-odyssey, "
+        "memory-world, stamp-sft, waypoint)"
     )
     with pytest.raises(InvalidData) as caught:
         do_start_export(project, "waypoint", alice, {"colour": "red"})
