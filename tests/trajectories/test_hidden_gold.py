@@ -9,6 +9,7 @@ memory variable VAR-9K2M, and both in its metadata (as an import from elsewhere 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import re
 import zipfile
 from pathlib import Path
@@ -372,6 +373,8 @@ def contents(folder: Path):
             if zipfile.is_zipfile(path):
                 with zipfile.ZipFile(path) as archive:
                     yield from (archive.read(n) for n in archive.namelist())
+            elif data[:2] == b"\x1f\x8b":  # a GZIP TFRecord shard (aitw, androidcontrol-tfrecord)
+                yield gzip.decompress(data)
             else:
                 yield data
 
