@@ -296,3 +296,24 @@ def test_an_encoded_png_comes_back_as_the_same_pixels(project, tmp_path, read):
     with Image.open(io.BytesIO(data(record.screens[0].screenshot))) as got:
         with Image.open(io.BytesIO(png(3, W, H))) as expected:
             assert got.tobytes() == expected.tobytes()
+
+
+def test_a_recording_of_flat_phone_screens_imports_again_with_the_default_limits(
+    project, tmp_path, read
+):
+    """Raw pixels of an app's flat screens deflate hundreds of times: the shard is no gzip
+    bomb, and the reader takes it back with the instance's own limits."""
+    record = make_record(steps=3, seed=7)
+    screens = [
+        dataclasses.replace(s, screenshot=png(40 * i, 540, 1200), width=540, height=1200)
+        for i, s in enumerate(record.screens)
+    ]
+    do_import_trajectory(project, dataclasses.replace(record, screens=screens))
+    out = exported(project, tmp_path)
+    shard = out / SHARD
+    raw = len(gzip.decompress(shard.read_bytes()))
+    assert raw > 100 * shard.stat().st_size  # past the ratio, under the unpacked bytes' limit
+    [back] = read(out)
+    assert [(s.width, s.height) for s in back.screens] == [(540, 1200)] * 3
+    first = Image.open(io.BytesIO(data(back.screens[0].screenshot)))
+    assert first.size == (540, 1200) and first.getpixel((5, 5)) == (0, 80, 160)

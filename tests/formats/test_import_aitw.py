@@ -301,5 +301,5 @@ def test_a_record_that_is_not_an_example_is_refused(project, tmp_path):
 
 def test_a_gzip_bomb_is_refused(project, tmp_path):
     records = [step("ep", 0, PRESS_BACK, image=b"\x00" * (W * H * 3)), step("ep", 1, COMPLETE)]
-    with override_settings(WAYPOINT_MAX_UNPACK_RATIO=3):
+    with override_settings(WAYPOINT_MAX_UNPACK_RATIO=3, WAYPOINT_MAX_UNPACKED_BYTES=20_000):
         assert "(WAYPOINT_MAX_UNPACK_RATIO)" in broken(project, shards(tmp_path, records))

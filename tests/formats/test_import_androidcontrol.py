@@ -331,7 +331,7 @@ def test_a_record_over_the_file_limit_is_refused_before_it_is_read(project, tmp_
 def test_a_gzip_bomb_is_refused_by_the_unpack_ratio(project, tmp_path):
     shots = [png(50), b"\x00" * 60_000]
     folder = shards(tmp_path, episode(actions=[ACTIONS[1]], shots=shots))
-    with override_settings(WAYPOINT_MAX_UNPACK_RATIO=2):
+    with override_settings(WAYPOINT_MAX_UNPACK_RATIO=2, WAYPOINT_MAX_UNPACKED_BYTES=20_000):
         assert "(WAYPOINT_MAX_UNPACK_RATIO)" in broken(project, folder)
 
 
