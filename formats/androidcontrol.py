@@ -28,11 +28,11 @@ from trajectories.validation import InvalidData
 from .androtmem import swipe_direction
 from .dataset import (
     DatasetWriter,
+    ExportRun,
     Split,
     card_counts,
     check_plain_options,
     describe_filter,
-    record_apps,
 )
 from .waypoint import iter_records
 
@@ -117,10 +117,7 @@ def export_androidcontrol(
     division = Split.parse(split, "train")
     if UNMAPPED_FILE in division.names:
         raise InvalidData(f"split.ratios: {UNMAPPED_FILE!r} is reserved for unmapped steps")
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    apps: dict[str, Counter] = {}
+    run = ExportRun(division, trajectories, progress)
     unmapped: Counter = Counter()
     counts = {"trajectories": 0, "steps": 0, "records": 0, "unmapped": 0}
     with DatasetWriter(
@@ -131,30 +128,26 @@ def export_androidcontrol(
         parquet=opts["parquet"],
         apart=[UNMAPPED_FILE],
     ) as writer:
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             for item, mapped in step_records(record, writer.image):
                 if mapped:
                     writer.write(name, item)
-                    per_split[name]["steps"] += 1
+                    run.per_split[name]["steps"] += 1
                     counts["records"] += 1
-                    for app in record_apps(record):
-                        apps.setdefault(app, Counter())[name] += 1
+                    run.count_apps(record, name)
                 else:
                     writer.write(UNMAPPED_FILE, {**item, "split": name})
                     unmapped[item["waypoint_action"]["type"]] += 1
                     counts["unmapped"] += 1
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
-        counts["splits"] = {k: v for k, v in writer.counts_per_split().items() if k in per_split}
+        written = writer.counts_per_split()
+        counts["splits"] = {k: v for k, v in written.items() if k in run.per_split}
         counts["unmapped_actions"] = dict(sorted(unmapped.items()))
-        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
-        writer.finish(head, counts, _card(counts, per_split, apps, filters, division))
-    if progress:
-        progress(counts["trajectories"], total)
+        card = _card(counts, run.per_split, run.apps, filters, division)
+        writer.finish(run.head(opts, filters), counts, card)
+    run.finished()
     return counts
 
 

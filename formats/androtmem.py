@@ -42,6 +42,7 @@ from trajectories.models import Intent, Trajectory
 from .dataset import (
     NO_APP,
     DatasetWriter,
+    ExportRun,
     Split,
     card_counts,
     check_memory_graph_option,
@@ -267,18 +268,14 @@ def export_androtmem(
         from graphs.exports import StepMemory
 
         step_memory = StepMemory(trajectories, opts["memory_graph"])
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    apps: dict[str, Counter] = {}
+    run = ExportRun(division, trajectories, progress)
     unmapped: Counter = Counter()
     no_element = 0
     counts = {"trajectories": 0, "steps": 0, "anchors": 0, "links": 0, "images": 0}
     with DatasetWriter(
         dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
     ) as writer:
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             blocks = step_memory.blocks(record) if step_memory else None
             task = task_record(record, writer.image, blocks)
             writer.write(name, task)
@@ -292,22 +289,18 @@ def export_androtmem(
                     and form["bbox"][1] == form["bbox"][3]
                 ):
                     no_element += 1
-            per_split[name]["tasks"] += 1
-            for app in record_apps(record):
-                apps.setdefault(app, Counter())[name] += 1
+            run.per_split[name]["tasks"] += 1
+            run.count_apps(record, name)
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])
             counts["anchors"] += len(record["anchors"])
             counts["links"] += len(record["anchor_links"])
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
         counts["unmapped_actions"] = dict(sorted(unmapped.items()))
-        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
-        writer.finish(head, counts, _card(counts, per_split, apps, filters, division, no_element))
-    if progress:
-        progress(counts["trajectories"], total)
+        card = _card(counts, run.per_split, run.apps, filters, division, no_element)
+        writer.finish(run.head(opts, filters), counts, card)
+    run.finished()
     return counts
 
 

@@ -24,7 +24,7 @@ import random
 import shutil
 import tempfile
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -228,6 +228,44 @@ def _app_groups(app_lists: Iterable[list[str] | None]) -> dict[str, str]:
             if first != other:
                 parent[max(first, other)] = min(first, other)
     return {app: root(app) for app in parent}
+
+
+class ExportRun:
+    """What every dataset export does around its own records: the split of each trajectory,
+    the counts per split and per app its card shows, the manifest's head, and progress
+    reported every 20 trajectories and once the folder is complete."""
+
+    def __init__(
+        self, division: Split, trajectories: QuerySet[Trajectory], progress: Progress | None
+    ):
+        self.division = division
+        self.assignment = division.assign(trajectories)
+        self.total = len(self.assignment)
+        self.progress = progress
+        self.done = 0
+        self.per_split: dict[str, Counter] = {name: Counter() for name in division.names}
+        self.apps: dict[str, Counter] = {}
+
+    def records(self, records: Iterable[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(split, record) of each native record; progress is reported once a record's turn
+        is over."""
+        for record in records:
+            yield self.assignment[record["id"]], record
+            self.done += 1
+            if self.progress and self.done % 20 == 0:
+                self.progress(self.done, self.total)
+
+    def count_apps(self, record: dict[str, Any], split: str) -> None:
+        for app in record_apps(record):
+            self.apps.setdefault(app, Counter())[split] += 1
+
+    def head(self, options: dict[str, Any], filters: dict[str, Any] | None) -> dict[str, Any]:
+        """The manifest's options, filter and split."""
+        return {"options": options, "filter": filters or {}, "split": self.division.describe()}
+
+    def finished(self) -> None:
+        if self.progress:
+            self.progress(self.done, self.total)
 
 
 # ---------------------------------------------------------------- writer

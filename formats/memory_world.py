@@ -10,7 +10,6 @@ else the device it was recorded on.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,11 @@ from trajectories.models import Intent, Trajectory
 
 from .dataset import (
     DatasetWriter,
+    ExportRun,
     Split,
     card_counts,
     check_plain_options,
     describe_filter,
-    record_apps,
 )
 from .waypoint import iter_records
 
@@ -135,10 +134,7 @@ def export_memory_world(
     """Write the trajectories as Memory-World tasks into the new folder ``dest``."""
     opts = check_plain_options(FORMAT, options)
     division = Split.parse(split, "test")
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    apps: dict[str, Counter] = {}
+    run = ExportRun(division, trajectories, progress)
     counts = {
         "trajectories": 0,
         "steps": 0,
@@ -152,13 +148,11 @@ def export_memory_world(
     with DatasetWriter(
         dest, FORMAT, SCHEMA_VERSION, splits=division.names, parquet=opts["parquet"]
     ) as writer:
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             task = task_record(record, writer.image)
             writer.write(name, task)
-            per_split[name]["tasks"] += 1
-            for app in record_apps(record):
-                apps.setdefault(app, Counter())[name] += 1
+            run.per_split[name]["tasks"] += 1
+            run.count_apps(record, name)
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])
             counts["memory_items"] += len(task["memory_items"])
@@ -168,14 +162,11 @@ def export_memory_world(
                 counts["virtual"] += 1
                 counts["virtual_without_seed"] += task["environment"]["seed"] is None
                 counts["virtual_without_reset"] += task["environment"].get("reset") is False
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
-        head = {"options": opts, "filter": filters or {}, "split": division.describe()}
-        writer.finish(head, counts, _card(counts, per_split, apps, filters, division))
-    if progress:
-        progress(counts["trajectories"], total)
+        card = _card(counts, run.per_split, run.apps, filters, division)
+        writer.finish(run.head(opts, filters), counts, card)
+    run.finished()
     return counts
 
 

@@ -32,11 +32,11 @@ from trajectories.validation import InvalidData
 
 from .dataset import (
     DatasetWriter,
+    ExportRun,
     Split,
     card_counts,
     check_memory_graph_option,
     describe_filter,
-    record_apps,
 )
 from .reasoning import TEMPLATE, step_source, template_reasoning
 from .waypoint import iter_records
@@ -364,14 +364,11 @@ def export_stamp_sft(
     """Write the trajectories as STAMP SFT samples into the new folder ``dest``."""
     opts = check_options(options)
     division = Split.parse(split, "train")
-    assignment = division.assign(trajectories)
+    run = ExportRun(division, trajectories, progress)
     memory_steps, other_steps = _step_counts(trajectories, opts["trainable_only"])
     repeats = _repeats(memory_steps, other_steps, opts["memory_ratio"])
     weight = balance_weight(memory_steps, other_steps, opts["memory_weight"], opts["memory_ratio"])
     step_memory = _step_memory(trajectories, opts["memory_graph"])
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    apps: dict[str, Counter] = {}
     counts = {"trajectories": 0, "steps": 0, "samples": 0, "memory_samples": 0, "images": 0}
     reasoning: Counter = Counter()
     masked = 0
@@ -383,8 +380,7 @@ def export_stamp_sft(
         max_side=opts["max_side"],
         parquet=opts["parquet"],
     ) as writer:
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             pairs = sample_lines(
                 record,
                 writer.image,
@@ -401,34 +397,21 @@ def export_stamp_sft(
                     reasoning[reasoning_of(record, step)[1].partition(":")[0]] += 1
                 for _ in range(repeats if is_memory else 1):
                     writer.write_line(name, line)
-                    per_split[name]["samples"] += 1
+                    run.per_split[name]["samples"] += 1
                     counts["samples"] += 1
                     counts["memory_samples"] += is_memory
-                    for app in record_apps(record):
-                        apps.setdefault(app, Counter())[name] += 1
+                    run.count_apps(record, name)
             counts["trajectories"] += 1
             counts["steps"] += len(record["steps"])
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
         counts["images"] = writer.images_written
         counts["splits"] = writer.counts_per_split()
         counts["reasoning"] = dict(sorted(reasoning.items()))
         counts["critic_masked_steps"] = masked
         writer.write_text("dataset_info.json", dataset_info(division.names))
-        head = {
-            "options": opts,
-            "filter": filters or {},
-            "split": division.describe(),
-            "memory_repeats": repeats,
-            "memory_weight": weight,
-        }
-        writer.finish(
-            head,
-            counts,
-            _card(counts, per_split, apps, opts, filters, division, repeats, weight),
-        )
-    if progress:
-        progress(counts["trajectories"], total)
+        head = {**run.head(opts, filters), "memory_repeats": repeats, "memory_weight": weight}
+        card = _card(counts, run.per_split, run.apps, opts, filters, division, repeats, weight)
+        writer.finish(head, counts, card)
+    run.finished()
     return counts
 
 
