@@ -39,7 +39,6 @@ from __future__ import annotations
 import io
 import math
 import struct
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -63,16 +62,16 @@ from .aitw import (
     TYPE,
     canonical_action,
 )
-from .dataset import (
-    DatasetWriter,
-    Split,
-    card_counts,
-    check_no_options,
-    describe_filter,
-    record_apps,
+from .dataset import ExportRun, Split, check_no_options, describe_filter
+from .exported import (
+    API_LEVELS,
+    Episodes,
+    blob_bytes,
+    episode_id,
+    is_stand_in,
+    layout_writer,
+    originals,
 )
-from .droidbot import ANDROID_VERSIONS
-from .exported import UNMAPPED_FILE, Unmapped, blob_bytes, episode_id, is_stand_in, originals
 from .protos import Example
 from .tfrecord import TFRecordWriter
 from .waypoint import iter_records
@@ -86,7 +85,6 @@ PRESSES = {
     "KEYCODE_HOME": PRESS_HOME,
     "KEYCODE_ENTER": PRESS_ENTER,
 }
-API_LEVELS = {version: level for level, version in ANDROID_VERSIONS.items()}
 UNUSED_POINT = [-1.0, -1.0]
 
 
@@ -247,57 +245,35 @@ def export_aitw(
     """Write the trajectories as AitW TFRecord shards, one per split, into the new folder
     ``dest``."""
     check_no_options(FORMAT, options)
-    division = Split.parse(split, "train")
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    apps: dict[str, Counter] = {}
-    counts: dict[str, Any] = {"trajectories": 0, "episodes": 0, "steps": 0, "empty_episodes": 0}
-    with DatasetWriter(
-        dest, FORMAT, SCHEMA_VERSION, splits=[UNMAPPED_FILE], apart=[UNMAPPED_FILE]
-    ) as writer:
-        shards = {name: TFRecordWriter(writer.binary(shard_name(name))) for name in division.names}
-        unmapped = Unmapped(writer)
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+    run = ExportRun(Split.parse(split, "train"), trajectories, progress)
+    with layout_writer(dest, FORMAT, SCHEMA_VERSION) as writer:
+        names = run.division.names
+        shards = {name: TFRecordWriter(writer.binary(shard_name(name))) for name in names}
+        episodes = Episodes(run, writer)
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             episode = episode_id(record, FORMAT)
             steps = []
             for step, original in zip(record["steps"], originals(record, FORMAT), strict=True):
                 screen = record["screens"][step["screen"]]
                 results = aitw_results(step["action"], original, screen["width"], screen["height"])
                 if results is None:
-                    unmapped.add(episode, step, name)
+                    episodes.unmapped.add(episode, step, name)
                 else:
                     steps.append((screen, results))
-            counts["trajectories"] += 1
             for number, (screen, results) in enumerate(steps):
                 shards[name].write(
                     _step_example(record, episode, number, len(steps), screen, results)
                 )
-            if steps:
-                per_split[name]["episodes"] += 1
-                counts["episodes"] += 1
-                counts["steps"] += len(steps)
-                for app in record_apps(record):
-                    apps.setdefault(app, Counter())[name] += 1
-            else:
-                counts["empty_episodes"] += 1
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
+            episodes.add(record, name, len(steps))
         for shard in shards.values():
             shard.close()
-        counts["splits"] = {k: sum(v.values()) for k, v in per_split.items()}
-        counts["unmapped"] = unmapped.total
-        counts["unmapped_actions"] = dict(sorted(unmapped.kinds.items()))
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
-        card = _card(counts, per_split, apps, filters, division, unmapped.rows())
-        writer.finish(head, counts, card)
-    if progress:
-        progress(counts["trajectories"], total)
+        card = _card(episodes.counts, filters, run.division, episodes.card_end())
+        counts = episodes.finish(filters, card)
+    run.finished()
     return counts
 
 
-def _card(counts, per_split, apps, filters, division, unmapped_rows: str) -> str:
+def _card(counts, filters, division, end: str) -> str:
     shards = ", ".join(f"`{shard_name(n)}`" for n in division.names)
     return f"""# Waypoint export: aitw
 
@@ -326,13 +302,4 @@ them); each is in `unmapped.jsonl` with its episode, Waypoint step index, split 
 action (`waypoint_action`). Trajectories none of whose steps AitW can express have no
 episode: {counts["empty_episodes"]}.
 
-| Waypoint action | steps |
-|---|---|
-{unmapped_rows}
-
-## Counts
-
-{card_counts(per_split, apps, "episodes")}
-
-`manifest.json` lists the sha256 of every file.
-"""
+{end}"""

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,17 +55,10 @@ from trajectories.uixml import UIXmlError, clean_ui_xml, parse_bounds
 from trajectories.validation import InvalidData
 
 from .androidcontrol import androidcontrol_action, app_labels
+from .androidcontrol_import import APPLICATION, FLAGS, canonical_action
 from .androidcontrol_import import FORMAT as IMPORT_FORMAT
-from .androidcontrol_import import canonical_action
-from .dataset import (
-    DatasetWriter,
-    Split,
-    card_counts,
-    check_no_options,
-    describe_filter,
-    record_apps,
-)
-from .exported import UNMAPPED_FILE, Unmapped, blob_bytes, is_stand_in, originals
+from .dataset import ExportRun, Split, check_no_options, describe_filter
+from .exported import Episodes, blob_bytes, is_stand_in, layout_writer, originals
 from .protos import WINDOW_TYPES, Example, Forest
 from .tfrecord import TFRecordWriter
 from .waypoint import iter_records
@@ -75,20 +67,7 @@ FORMAT = "androidcontrol-tfrecord"
 SCHEMA_VERSION = 1
 SHARD = "android_control-00000-of-00001"
 SPLITS_FILE = "splits.json"
-APPLICATION = WINDOW_TYPES.index("TYPE_APPLICATION")
 SYSTEM = WINDOW_TYPES.index("TYPE_SYSTEM")
-FLAGS = (
-    ("checkable", "is_checkable"),
-    ("checked", "is_checked"),
-    ("clickable", "is_clickable"),
-    ("enabled", "is_enabled"),
-    ("focusable", "is_focusable"),
-    ("focused", "is_focused"),
-    ("scrollable", "is_scrollable"),
-    ("long-clickable", "is_long_clickable"),
-    ("password", "is_password"),
-    ("selected", "is_selected"),
-)
 
 
 def episode_number(record: dict[str, Any]) -> int:
@@ -205,20 +184,12 @@ def export_androidcontrol_tfrecord(
 ) -> dict[str, Any]:
     """Write the trajectories as AndroidControl episodes into the new folder ``dest``."""
     check_no_options(FORMAT, options)
-    division = Split.parse(split, "train")
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
-    listed: dict[str, list[int]] = {name: [] for name in division.names}
-    apps: dict[str, Counter] = {}
-    counts: dict[str, Any] = {"trajectories": 0, "episodes": 0, "steps": 0, "empty_episodes": 0}
-    with DatasetWriter(
-        dest, FORMAT, SCHEMA_VERSION, splits=[UNMAPPED_FILE], apart=[UNMAPPED_FILE]
-    ) as writer:
+    run = ExportRun(Split.parse(split, "train"), trajectories, progress)
+    listed: dict[str, list[int]] = {name: [] for name in run.division.names}
+    with layout_writer(dest, FORMAT, SCHEMA_VERSION) as writer:
         shard = TFRecordWriter(writer.binary(SHARD))
-        unmapped = Unmapped(writer)
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+        episodes = Episodes(run, writer)
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             number = episode_number(record)
             labels = app_labels(record)
             kept = []
@@ -230,38 +201,24 @@ def export_androidcontrol_tfrecord(
                     step["action"], original, labels, screen["width"], screen["height"]
                 )
                 if action is None:
-                    unmapped.add(number, step, name)
+                    episodes.unmapped.add(number, step, name)
                 else:
                     kept.append((screen, action, step["summary"] or ""))
-            counts["trajectories"] += 1
             if kept:
                 last = record["final_screen"]
                 final = record["screens"][last] if last is not None else kept[-1][0]
                 shard.write(_episode(record, kept, final))
                 listed[name].append(number)
-                per_split[name]["episodes"] += 1
-                counts["episodes"] += 1
-                counts["steps"] += len(kept)
-                for app in record_apps(record):
-                    apps.setdefault(app, Counter())[name] += 1
-            else:
-                counts["empty_episodes"] += 1
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
+            episodes.add(record, name, len(kept))
         shard.close()
         writer.write_text(SPLITS_FILE, json.dumps(listed, indent=1) + "\n")
-        counts["splits"] = {k: sum(v.values()) for k, v in per_split.items()}
-        counts["unmapped"] = unmapped.total
-        counts["unmapped_actions"] = dict(sorted(unmapped.kinds.items()))
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
-        card = _card(counts, per_split, apps, filters, division, unmapped.rows())
-        writer.finish(head, counts, card)
-    if progress:
-        progress(counts["trajectories"], total)
+        card = _card(episodes.counts, filters, run.division, episodes.card_end())
+        counts = episodes.finish(filters, card)
+    run.finished()
     return counts
 
 
-def _card(counts, per_split, apps, filters, division, unmapped_rows: str) -> str:
+def _card(counts, filters, division, end: str) -> str:
     return f"""# Waypoint export: androidcontrol-tfrecord
 
 Trajectories as AndroidControl episodes: a GZIP TFRecord shard (`{SHARD}`) of
@@ -287,13 +244,4 @@ Steps with no AndroidControl action are not in their episode; each is in `unmapp
 its episode, Waypoint step index, split and Waypoint action (`waypoint_action`). Trajectories
 none of whose steps AndroidControl can express have no episode: {counts["empty_episodes"]}.
 
-| Waypoint action | steps |
-|---|---|
-{unmapped_rows}
-
-## Counts
-
-{card_counts(per_split, apps, "episodes")}
-
-`manifest.json` lists the sha256 of every file.
-"""
+{end}"""

@@ -1,6 +1,7 @@
-"""What the exports into other datasets' own layouts share (``gui-odyssey``, ``aitw``): the
-files of a native record's screens, stand-ins for missing screenshots, the episode id an
-imported episode had, and the list of steps a format cannot express.
+"""What the exports into other datasets' own layouts share (``gui-odyssey``, ``aitw``,
+``androidcontrol-tfrecord``): the files of a native record's screens, stand-ins for missing
+screenshots, the episode id an imported episode had, the list of steps a format cannot express,
+and the counts of the episodes written.
 
 A step with no equivalent in the target format is left out of its episode (the episode's
 steps are numbered again without it) and written to ``unmapped.jsonl`` with its episode, its
@@ -12,15 +13,19 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from django.core.files.storage import default_storage
 
 from trajectories.models import blob_storage_name
 
+from .dataset import DatasetWriter, ExportRun, card_counts
+from .droidbot import ANDROID_VERSIONS
 from .imported import missing_screenshot
 
 UNMAPPED_FILE = "unmapped"
+API_LEVELS = {version: level for level, version in ANDROID_VERSIONS.items()}
 
 
 def blob_bytes(name: str) -> bytes:
@@ -88,3 +93,55 @@ class Unmapped:
         return "\n".join(f"| {kind} | {n} |" for kind, n in sorted(self.kinds.items())) or (
             "| - | 0 |"
         )
+
+
+def layout_writer(dest: Path, fmt: str, schema_version: int) -> DatasetWriter:
+    """The writer of a folder in a dataset's own layout: its one JSON Lines file is
+    ``unmapped.jsonl``, every other file the format lays out itself."""
+    return DatasetWriter(dest, fmt, schema_version, splits=[UNMAPPED_FILE], apart=[UNMAPPED_FILE])
+
+
+class Episodes:
+    """The episodes an export writes, counted per split and app, and the steps it leaves out."""
+
+    def __init__(self, run: ExportRun, writer: DatasetWriter):
+        self.run, self.writer = run, writer
+        self.unmapped = Unmapped(writer)
+        self.counts: dict[str, Any] = {
+            "trajectories": 0,
+            "episodes": 0,
+            "steps": 0,
+            "empty_episodes": 0,
+        }
+
+    def add(self, record: dict[str, Any], split: str, steps: int) -> None:
+        """A trajectory written as an episode of ``steps`` steps (none: it has no episode)."""
+        self.counts["trajectories"] += 1
+        if steps:
+            self.run.per_split[split]["episodes"] += 1
+            self.counts["episodes"] += 1
+            self.counts["steps"] += steps
+            self.run.count_apps(record, split)
+        else:
+            self.counts["empty_episodes"] += 1
+
+    def card_end(self) -> str:
+        """The end of the dataset card: the steps left out by action type, the counts."""
+        return f"""| Waypoint action | steps |
+|---|---|
+{self.unmapped.rows()}
+
+## Counts
+
+{card_counts(self.run.per_split, self.run.apps, "episodes")}
+
+`manifest.json` lists the sha256 of every file.
+"""
+
+    def finish(self, filters: dict[str, Any] | None, card: str) -> dict[str, Any]:
+        """Write the card and the manifest; the counts."""
+        counts = self.counts
+        counts["splits"] = {k: sum(v.values()) for k, v in self.run.per_split.items()}
+        counts["unmapped"] = self.unmapped.total
+        counts["unmapped_actions"] = dict(sorted(self.unmapped.kinds.items()))
+        return self.writer.finish(self.run.head({}, filters), counts, card)

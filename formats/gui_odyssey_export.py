@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,16 +45,16 @@ from django.db.models import QuerySet
 from trajectories.models import Trajectory
 from trajectories.validation import InvalidData
 
-from .dataset import (
-    DatasetWriter,
-    Split,
-    card_counts,
-    check_no_options,
-    describe_filter,
-    record_apps,
+from .dataset import ExportRun, Split, check_no_options, describe_filter
+from .exported import (
+    API_LEVELS,
+    Episodes,
+    blob_extension,
+    episode_id,
+    is_stand_in,
+    layout_writer,
+    originals,
 )
-from .droidbot import ANDROID_VERSIONS
-from .exported import UNMAPPED_FILE, Unmapped, blob_extension, episode_id, is_stand_in, originals
 from .gui_odyssey import ANNOTATIONS, FORMAT, SCREENSHOTS, canonical_action
 from .imported import Fields, on_screen
 from .waypoint import iter_records
@@ -70,7 +69,6 @@ KEYS = {
     "KEYCODE_BACK": "KEY_BACK",
     "KEYCODE_APP_SWITCH": "KEY_APPSELECT",
 }
-SDK_LEVELS = {version: level for level, version in ANDROID_VERSIONS.items()}
 
 
 def thousandths(pixel: int, size: int) -> int | float:
@@ -128,7 +126,7 @@ def _device_info(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "product": "",
         "release_version": version,
-        "sdk_version": str(SDK_LEVELS[version]) if version in SDK_LEVELS else "",
+        "sdk_version": str(API_LEVELS[version]) if version in API_LEVELS else "",
         "h": device.get("height") or first["height"],
         "w": device.get("width") or first["width"],
         "device_name": device.get("model") or "",
@@ -170,21 +168,13 @@ def export_gui_odyssey(
 ) -> dict[str, Any]:
     """Write the trajectories as GUI-Odyssey episodes into the new folder ``dest``."""
     check_no_options(FORMAT, options)
-    division = Split.parse(split, "train")
-    assignment = division.assign(trajectories)
-    total = len(assignment)
-    per_split: dict[str, Counter] = {name: Counter() for name in division.names}
+    run = ExportRun(Split.parse(split, "train"), trajectories, progress)
     listed: dict[str, list[str]] = {"train": [], "test": []}
-    listed.update((name, []) for name in division.names)
-    apps: dict[str, Counter] = {}
+    listed.update((name, []) for name in run.division.names)
     names = _Names()
-    counts: dict[str, Any] = {"trajectories": 0, "episodes": 0, "steps": 0, "empty_episodes": 0}
-    with DatasetWriter(
-        dest, FORMAT, SCHEMA_VERSION, splits=[UNMAPPED_FILE], apart=[UNMAPPED_FILE]
-    ) as writer:
-        unmapped = Unmapped(writer)
-        for record in iter_records(trajectories, lean=True):
-            name = assignment[record["id"]]
+    with layout_writer(dest, FORMAT, SCHEMA_VERSION) as writer:
+        episodes = Episodes(run, writer)
+        for name, record in run.records(iter_records(trajectories, lean=True)):
             episode = episode_id(record, FORMAT)
             stem = names.stem(episode, record["id"])
             steps = []
@@ -192,13 +182,12 @@ def export_gui_odyssey(
                 screen = record["screens"][step["screen"]]
                 written = odyssey_step(step["action"], original, screen["width"], screen["height"])
                 if written is None:
-                    unmapped.add(episode, step, name)
+                    episodes.unmapped.add(episode, step, name)
                     continue
                 shot = f"{stem}_{len(steps)}.{blob_extension(screen['screenshot'])}"
                 if not is_stand_in(screen):
                     writer.image(screen["screenshot"], f"{SCREENSHOTS}/{shot}")
                 steps.append({"step": len(steps), "screenshot": shot, **written})
-            counts["trajectories"] += 1
             if steps:
                 annotation = {
                     "episode_id": episode,
@@ -210,29 +199,16 @@ def export_gui_odyssey(
                 text = json.dumps(annotation, ensure_ascii=False, indent=1) + "\n"
                 writer.write_text(f"{ANNOTATIONS}/{stem}.json", text)
                 listed[name].append(f"{stem}.json")
-                per_split[name]["episodes"] += 1
-                counts["episodes"] += 1
-                counts["steps"] += len(steps)
-                for app in record_apps(record):
-                    apps.setdefault(app, Counter())[name] += 1
-            else:
-                counts["empty_episodes"] += 1
-            if progress and counts["trajectories"] % 20 == 0:
-                progress(counts["trajectories"], total)
+            episodes.add(record, name, len(steps))
         writer.write_text(SPLIT_FILE, json.dumps(listed, ensure_ascii=False, indent=1) + "\n")
-        counts["images"] = writer.images_written
-        counts["splits"] = {k: sum(v.values()) for k, v in per_split.items()}
-        counts["unmapped"] = unmapped.total
-        counts["unmapped_actions"] = dict(sorted(unmapped.kinds.items()))
-        head = {"options": {}, "filter": filters or {}, "split": division.describe()}
-        card = _card(counts, per_split, apps, filters, division, unmapped.rows())
-        writer.finish(head, counts, card)
-    if progress:
-        progress(counts["trajectories"], total)
+        episodes.counts["images"] = writer.images_written
+        card = _card(episodes.counts, filters, run.division, episodes.card_end())
+        counts = episodes.finish(filters, card)
+    run.finished()
     return counts
 
 
-def _card(counts, per_split, apps, filters, division, unmapped_rows: str) -> str:
+def _card(counts, filters, division, end: str) -> str:
     return f"""# Waypoint export: gui-odyssey
 
 Trajectories as GUI-Odyssey episodes: `annotations/*.json` (one episode each), their
@@ -257,13 +233,4 @@ without them); each is in `unmapped.jsonl` with its episode, Waypoint step index
 Waypoint action (`waypoint_action`). Trajectories none of whose steps GUI-Odyssey can express
 have no episode: {counts["empty_episodes"]}.
 
-| Waypoint action | steps |
-|---|---|
-{unmapped_rows}
-
-## Counts
-
-{card_counts(per_split, apps, "episodes")}
-
-`manifest.json` lists the sha256 of every file.
-"""
+{end}"""
