@@ -4,11 +4,11 @@ trajectories; framing and records checked with the test's own CRC-32C."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import io
 import json
 import struct
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -16,23 +16,20 @@ from PIL import Image
 
 from formats.aitw_export import ui_annotations
 from formats.catalogue import (
-    IMPORTERS,
     check_export_request,
-    export_trajectories,
     import_trajectories,
 )
 from formats.imported import missing_screenshot
 from formats.protos import Example
-from formats.spool import spool_closed
 from formats.tfrecord import TFRecordWriter
 from tests.trajectories.builders import make_record, png
 from trajectories.models import Trajectory
-from trajectories.records import FileRef
 from trajectories.services import do_import_trajectory
 from trajectories.uixml import parse_ui_xml
 from trajectories.validation import InvalidData
 
 from . import wire
+from .exports import export_to, file_bytes, recorded_with
 from .test_import_aitw import (
     DUAL_POINT,
     PRESS_BACK,
@@ -52,21 +49,8 @@ SHARD = "train-00000-of-00001"
 
 
 @pytest.fixture
-def read():
-    with ExitStack() as stack:
-
-        def reader(folder: Path) -> list:
-            checked = stack.enter_context(spool_closed({}))
-            read_aitw, _ = IMPORTERS["aitw"]
-            return [record for _, record in read_aitw(folder, checked)]
-
-        yield reader
-
-
-def data(value) -> bytes | None:
-    if value is None or isinstance(value, bytes):
-        return value
-    return value.path.read_bytes() if isinstance(value, FileRef) else value
+def read(read_folder):
+    return functools.partial(read_folder, fmt="aitw")
 
 
 def same(record) -> dict:
@@ -81,7 +65,7 @@ def same(record) -> dict:
         "metadata": meta,
         "steps": [(s.index, s.screen, s.action, s.target, s.trainable) for s in record.steps],
         "screens": [
-            (data(s.screenshot), s.screenshot_type, data(s.ui_xml), s.width, s.height)
+            (file_bytes(s.screenshot), s.screenshot_type, file_bytes(s.ui_xml), s.width, s.height)
             + (s.package, s.activity)
             for s in record.screens
         ],
@@ -89,9 +73,7 @@ def same(record) -> dict:
 
 
 def exported(project, tmp_path, name="out", **kwargs) -> Path:
-    out = tmp_path / name
-    export_trajectories(Trajectory.objects.filter(project=project), out, "aitw", **kwargs)
-    return out
+    return export_to(project, tmp_path, "aitw", name, **kwargs)
 
 
 def episodes_with_a_missing_screenshot() -> list[bytes]:
@@ -110,7 +92,7 @@ def test_import_export_import_gives_the_same_trajectories(project, tmp_path, rea
     assert [same(r) for r in after] == [same(r) for r in before]
     [a] = [r for r in after if r.metadata["aitw"]["episode_id"] == "ep-a"]
     assert a.metadata["aitw"]["files"] == [SHARD]
-    assert data(a.screens[2].screenshot) == missing_screenshot(W, H)
+    assert file_bytes(a.screens[2].screenshot) == missing_screenshot(W, H)
     assert a.steps[2].trainable is False
     assert import_trajectories(project, out, "auto") == {"created": 0, "existing": 2, "steps": 0}
 
@@ -201,7 +183,6 @@ def test_the_writer_frames_records_as_the_tests_own_encoder_does():
 
 def recorded(project) -> Trajectory:
     """A recording with actions AitW has and some it has not."""
-    record = make_record(steps=8, seed=5)
     actions = [
         {"type": "open_app", "package": "com.example.shop"},
         {"type": "click", "x": 61, "y": 119},
@@ -212,9 +193,7 @@ def recorded(project) -> Trajectory:
         {"type": "key", "keycode": "KEYCODE_ENTER"},
         {"type": "answer", "text": "12.50"},
     ]
-    steps = [dataclasses.replace(s, action=a) for s, a in zip(record.steps, actions, strict=True)]
-    trajectory, _ = do_import_trajectory(project, dataclasses.replace(record, steps=steps))
-    return trajectory
+    return recorded_with(project, 5, actions)
 
 
 def test_steps_it_cannot_express_are_listed_apart_and_the_rest_kept(project, tmp_path, read):
@@ -237,11 +216,11 @@ def test_steps_it_cannot_express_are_listed_apart_and_the_rest_kept(project, tmp
     ]
     kept = (1, 2, 5, 6)
     for screen, i in zip(record.screens, kept, strict=True):
-        with Image.open(io.BytesIO(data(screen.screenshot))) as got:
+        with Image.open(io.BytesIO(file_bytes(screen.screenshot))) as got:
             with Image.open(io.BytesIO(png(5 * 31 + i))) as expected:
                 assert got.tobytes() == expected.convert("RGB").tobytes()
         assert (screen.package, screen.activity) == ("com.example.shop", ".MainActivity")
-    tree = parse_ui_xml(data(record.screens[0].ui_xml))
+    tree = parse_ui_xml(file_bytes(record.screens[0].ui_xml))
     assert [(e.class_name, e.text, e.bounds) for e in tree.elements[1:]] == [
         ("android.widget.TextView", "Buy 1", (10, 100, 110, 140))
     ]
@@ -293,7 +272,7 @@ def test_an_encoded_png_comes_back_as_the_same_pixels(project, tmp_path, read):
     records = [step("ep", 0, PRESS_BACK, image=png(3, W, H)), step("ep", 1, 10)]
     import_trajectories(project, shards(tmp_path, records), "aitw")
     [record] = read(exported(project, tmp_path))
-    with Image.open(io.BytesIO(data(record.screens[0].screenshot))) as got:
+    with Image.open(io.BytesIO(file_bytes(record.screens[0].screenshot))) as got:
         with Image.open(io.BytesIO(png(3, W, H))) as expected:
             assert got.tobytes() == expected.tobytes()
 
@@ -315,5 +294,5 @@ def test_a_recording_of_flat_phone_screens_imports_again_with_the_default_limits
     assert raw > 100 * shard.stat().st_size  # past the ratio, under the unpacked bytes' limit
     [back] = read(out)
     assert [(s.width, s.height) for s in back.screens] == [(540, 1200)] * 3
-    first = Image.open(io.BytesIO(data(back.screens[0].screenshot)))
+    first = Image.open(io.BytesIO(file_bytes(back.screens[0].screenshot)))
     assert first.size == (540, 1200) and first.getpixel((5, 5)) == (0, 80, 160)

@@ -3,11 +3,10 @@ as accessibility forests again, imported again as the same trajectories."""
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import gzip
 import json
 import struct
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -15,40 +14,25 @@ import pytest
 from formats.androidcontrol_import import forest_to_uiautomator_xml
 from formats.androidcontrol_tfrecord import xml_to_forest
 from formats.catalogue import (
-    IMPORTERS,
     check_export_request,
-    export_trajectories,
     import_trajectories,
 )
 from formats.imported import missing_screenshot
 from formats.protos import Example, Forest
-from formats.spool import spool_closed
-from tests.trajectories.builders import XML, make_record, png
+from tests.trajectories.builders import XML, png
 from trajectories.models import Trajectory
-from trajectories.records import FileRef
-from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
 from . import wire
+from .exports import export_to, file_bytes, recorded_with
 from .test_import_androidcontrol import SHARD, H, W, episode, screen_forest, shards
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def read():
-    with ExitStack() as stack:
-
-        def reader(folder: Path) -> list:
-            checked = stack.enter_context(spool_closed({}))
-            read_androidcontrol, _ = IMPORTERS["androidcontrol"]
-            return [record for _, record in read_androidcontrol(folder, checked)]
-
-        yield reader
-
-
-def data(value) -> bytes | None:
-    return value.path.read_bytes() if isinstance(value, FileRef) else value
+def read(read_folder):
+    return functools.partial(read_folder, fmt="androidcontrol")
 
 
 def same(record) -> dict:
@@ -68,7 +52,14 @@ def same(record) -> dict:
             (s.index, s.screen, s.action, s.target, s.summary, s.trainable) for s in record.steps
         ],
         "screens": [
-            (data(s.screenshot), s.screenshot_type, data(s.ui_xml), s.width, s.height, s.package)
+            (
+                file_bytes(s.screenshot),
+                s.screenshot_type,
+                file_bytes(s.ui_xml),
+                s.width,
+                s.height,
+                s.package,
+            )
             for s in record.screens
         ],
     }
@@ -89,11 +80,7 @@ def second_episode() -> bytes:
 
 
 def exported(project, tmp_path, name="out", **kwargs) -> Path:
-    out = tmp_path / name
-    export_trajectories(
-        Trajectory.objects.filter(project=project), out, "androidcontrol-tfrecord", **kwargs
-    )
-    return out
+    return export_to(project, tmp_path, "androidcontrol-tfrecord", name, **kwargs)
 
 
 def test_import_export_import_gives_the_same_trajectories(project, tmp_path, read):
@@ -104,7 +91,7 @@ def test_import_export_import_gives_the_same_trajectories(project, tmp_path, rea
     after = read(out)
     assert [same(r) for r in after] == [same(r) for r in before]
     [second] = [r for r in after if r.metadata["androidcontrol"]["episode_id"] == 77]
-    assert data(second.screens[3].screenshot) == missing_screenshot(W, H)
+    assert file_bytes(second.screens[3].screenshot) == missing_screenshot(W, H)
     assert second.steps[3].trainable is False
     assert import_trajectories(project, out, "auto") == {"created": 0, "existing": 2, "steps": 0}
 
@@ -135,7 +122,6 @@ def frames(path: Path) -> list[bytes]:
 
 def recorded(project) -> Trajectory:
     """A recording with actions AndroidControl has and some it has not."""
-    record = make_record(steps=6, seed=7)
     actions = [
         {"type": "click", "x": 61, "y": 119},
         {"type": "key", "keycode": "KEYCODE_ENTER"},
@@ -144,9 +130,7 @@ def recorded(project) -> Trajectory:
         {"type": "answer", "text": "12.50"},
         {"type": "terminate", "status": "success"},
     ]
-    steps = [dataclasses.replace(s, action=a) for s, a in zip(record.steps, actions, strict=True)]
-    trajectory, _ = do_import_trajectory(project, dataclasses.replace(record, steps=steps))
-    return trajectory
+    return recorded_with(project, 7, actions)
 
 
 def test_steps_it_cannot_express_are_listed_apart_and_the_rest_kept(project, tmp_path, read):
@@ -172,8 +156,10 @@ def test_steps_it_cannot_express_are_listed_apart_and_the_rest_kept(project, tmp
         {"type": "type", "text": "héadphones ✓"},
     ]
     # each kept step's screen, then the final screen
-    assert [data(s.screenshot) for s in record.screens] == [png(7 * 31 + i) for i in (0, 2, 3, 6)]
-    assert data(record.screens[0].ui_xml) == XML.replace("{label}", "Buy 0").encode()
+    assert [file_bytes(s.screenshot) for s in record.screens] == [
+        png(7 * 31 + i) for i in (0, 2, 3, 6)
+    ]
+    assert file_bytes(record.screens[0].ui_xml) == XML.replace("{label}", "Buy 0").encode()
     assert record.steps[0].target["resource_id"] == "com.example.shop:id/buy"
     assert record.screens[0].package == "com.example.shop"
     unmapped = [json.loads(line) for line in (out / "unmapped.jsonl").open(encoding="utf-8")]

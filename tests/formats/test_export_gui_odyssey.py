@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -12,17 +11,16 @@ from django.urls import reverse
 from formats.catalogue import (
     IMPORTERS,
     check_export_request,
-    export_trajectories,
     import_trajectories,
 )
 from formats.gui_odyssey_export import thousandths
 from formats.imported import missing_screenshot, on_screen
 from tests.trajectories.builders import make_record, png
 from trajectories.models import Job, Trajectory
-from trajectories.records import FileRef
 from trajectories.services import do_import_trajectory
 from trajectories.validation import InvalidData
 
+from .exports import export_to, file_bytes, recorded_with
 from .test_import_gui_odyssey import STEPS, H, W, dataset, episode, odyssey_step
 
 pytestmark = pytest.mark.django_db
@@ -34,8 +32,7 @@ def read(folder: Path) -> list:
 
 
 def shot(screen) -> bytes:
-    data = screen.screenshot
-    return data.path.read_bytes() if isinstance(data, FileRef) else data
+    return file_bytes(screen.screenshot)
 
 
 def same(record) -> dict:
@@ -65,9 +62,7 @@ def second_episode() -> dict:
 
 
 def exported(project, tmp_path, name="out", **kwargs) -> Path:
-    out = tmp_path / name
-    export_trajectories(Trajectory.objects.filter(project=project), out, "gui-odyssey", **kwargs)
-    return out
+    return export_to(project, tmp_path, "gui-odyssey", name, **kwargs)
 
 
 def test_import_export_import_gives_the_same_trajectories(project, tmp_path):
@@ -120,7 +115,6 @@ def test_an_edited_action_is_written_from_the_edit(project, tmp_path):
 
 def recorded(project) -> Trajectory:
     """A recording with actions GUI-Odyssey has and some it has not."""
-    record = make_record(steps=6, seed=4)
     actions = [
         {"type": "open_app", "package": "com.example.shop"},
         {"type": "click", "x": 61, "y": 119},
@@ -129,9 +123,7 @@ def recorded(project) -> Trajectory:
         {"type": "answer", "text": "12.50"},
         {"type": "back"},
     ]
-    steps = [dataclasses.replace(s, action=a) for s, a in zip(record.steps, actions, strict=True)]
-    trajectory, _ = do_import_trajectory(project, dataclasses.replace(record, steps=steps))
-    return trajectory
+    return recorded_with(project, 4, actions)
 
 
 def test_steps_it_cannot_express_are_listed_apart_and_the_rest_kept(project, tmp_path):

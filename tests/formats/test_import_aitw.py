@@ -3,20 +3,19 @@ read as its action matching reads them, UI annotations as a dump."""
 
 from __future__ import annotations
 
+import functools
 import io
 import tarfile
 import zipfile
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from django.test import override_settings
 from PIL import Image
 
-from formats.catalogue import IMPORTERS, export_trajectories, import_trajectories
+from formats.catalogue import export_trajectories, import_trajectories
 from formats.detect import detect_archive_format, detect_folder_format
 from formats.imported import missing_screenshot
-from formats.spool import spool_closed
 from tests.trajectories.builders import png
 from trajectories.blobs import read_blob
 from trajectories.models import Step, Trajectory
@@ -106,15 +105,8 @@ def shards(tmp_path: Path, first: list[bytes], second: list[bytes] | None = None
 
 
 @pytest.fixture
-def read():
-    with ExitStack() as stack:
-
-        def reader(folder: Path) -> list:
-            checked = stack.enter_context(spool_closed({}))
-            read_aitw, _ = IMPORTERS["aitw"]
-            return [record for _, record in read_aitw(folder, checked)]
-
-        yield reader
+def read(read_folder):
+    return functools.partial(read_folder, fmt="aitw")
 
 
 def test_it_is_detected_by_what_its_first_record_holds(tmp_path):

@@ -3,8 +3,8 @@ made from the accessibility forests, canonical actions and step instructions."""
 
 from __future__ import annotations
 
+import functools
 import json
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -109,16 +109,8 @@ def shards(tmp_path: Path, *records: bytes, compress: bool = True) -> Path:
 
 
 @pytest.fixture
-def read():
-    """Read a folder as the import does; the spools live until the test ends."""
-    with ExitStack() as stack:
-
-        def reader(folder: Path) -> list:
-            checked = stack.enter_context(spool_closed({}))
-            read_androidcontrol, _ = IMPORTERS["androidcontrol"]
-            return [record for _, record in read_androidcontrol(folder, checked)]
-
-        yield reader
+def read(read_folder):
+    return functools.partial(read_folder, fmt="androidcontrol")
 
 
 # ---------------------------------------------------------------- fields
