@@ -85,8 +85,11 @@ def step_records(
         action = androidcontrol_action(step["action"], labels)
         xml = screen["ui_xml"]
         item = {
-            # An episode imported from AndroidControl keeps its own id.
-            "episode_id": (record["metadata"].get(FORMAT) or {}).get("episode_id", record["id"]),
+            # An episode imported from AndroidControl keeps its own id, as text like every
+            # other's (one type per column: Arrow refuses a column of numbers and strings).
+            "episode_id": str(
+                (record["metadata"].get(FORMAT) or {}).get("episode_id", record["id"])
+            ),
             "step_index": step["index"],
             "goal": record["task"]["goal"],
             "step_instruction": step["summary"],

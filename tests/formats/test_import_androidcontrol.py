@@ -7,6 +7,7 @@ import functools
 import json
 from pathlib import Path
 
+import pyarrow.parquet
 import pytest
 from django.test import override_settings
 
@@ -14,10 +15,11 @@ from formats.catalogue import IMPORTERS, export_trajectories, import_trajectorie
 from formats.detect import detect_folder_format
 from formats.imported import missing_screenshot
 from formats.spool import spool_closed
-from tests.trajectories.builders import png
+from tests.trajectories.builders import make_record, png
 from trajectories.blobs import read_blob
 from trajectories.models import Step, Subgoal, Trajectory
 from trajectories.records import FileRef
+from trajectories.services import do_import_trajectory
 from trajectories.uixml import parse_ui_xml
 from trajectories.validation import InvalidData
 
@@ -259,7 +261,7 @@ def test_it_exports_back_to_androidcontrol_with_its_episode_id_and_instructions(
     out = tmp_path / "out"
     export_trajectories(Trajectory.objects.all(), out, "androidcontrol")
     lines = [json.loads(x) for x in (out / "train.jsonl").read_text().splitlines()]
-    assert [x["episode_id"] for x in lines] == [1234] * 4
+    assert [x["episode_id"] for x in lines] == ["1234"] * 4
     assert [x["step_instruction"] for x in lines] == INSTRUCTIONS
     assert [x["action"] for x in lines] == [
         {"action_type": "open_app", "app_name": "Shop"},
@@ -267,6 +269,17 @@ def test_it_exports_back_to_androidcontrol_with_its_episode_id_and_instructions(
         {"action_type": "scroll", "direction": "down"},
         {"action_type": "input_text", "text": "headphones"},
     ]
+
+
+def test_imported_and_recorded_episodes_export_together_with_parquet(project, tmp_path):
+    """One column, one type: AndroidControl's numeric episode ids beside a recording's."""
+    import_trajectories(project, shards(tmp_path, episode()), "androidcontrol")
+    do_import_trajectory(project, make_record(steps=2, seed=3))
+    out = tmp_path / "out"
+    export_trajectories(Trajectory.objects.all(), out, "androidcontrol", options={"parquet": True})
+    table = pyarrow.parquet.read_table(out / "train.parquet")
+    ids = table.column("episode_id").to_pylist()
+    assert len(ids) == 6 and "1234" in ids and all(isinstance(i, str) for i in ids)
 
 
 @pytest.mark.parametrize("fmt", ["androtmem", "stamp-sft", "waypoint"])
