@@ -32,7 +32,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets up Django on a throwaway database and storage, and a private adb server.
-import uvicorn  # noqa: E402
 from bench_agents import Devices, free_port, load, percentile  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -43,6 +42,7 @@ from rl.episode import Setup  # noqa: E402
 from rl.models import RLSettings  # noqa: E402
 from rl.protocol import WaypointAction  # noqa: E402
 from rl.server import build_app  # noqa: E402
+from rl.serving import ServedInThread  # noqa: E402
 from trajectories.services import do_create_project  # noqa: E402
 
 TASK = "weather-temp-now"
@@ -54,30 +54,6 @@ MOVES = [
     {"type": "home"},
 ]
 TERMINATE = WaypointAction(action={"type": "terminate", "status": "failure"})
-
-
-class Served:
-    """The server of a project's devices on a free port of this machine, in a thread."""
-
-    def __init__(self, app) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws_per_message_deflate=False,  # as manage.py env_server serves it
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
 
 
 def ms(samples: list[float]) -> str:
@@ -192,7 +168,7 @@ def main() -> None:
         def serve(serials: list[str]) -> str:
             setup = Setup(project=project, tasks=(TASK,), devices=tuple(serials))
             app = build_app(setup, max_sessions=args.sessions + 8, idle_s=300, wait_s=1800)
-            served.append(Served(app))
+            served.append(ServedInThread(app, free_port()))
             return served[-1].url
 
         one = serve(devices.up_to(1))

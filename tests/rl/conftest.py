@@ -5,11 +5,8 @@ server: served in this process by uvicorn (a thread) for most tests, as ``manage
 from __future__ import annotations
 
 import base64
-import threading
-import time
 
 import pytest
-import uvicorn
 from rest_framework.authtoken.models import Token
 
 from agents.base import Observation
@@ -17,6 +14,7 @@ from agents.reference import solver_for
 from rl.episode import Setup
 from rl.protocol import WaypointAction
 from rl.server import build_app
+from rl.serving import ServedInThread
 from tests.devices import conftest as devices_conftest
 from tests.devices.conftest import free_port, grant
 
@@ -45,41 +43,15 @@ def token(alice) -> str:
     return Token.objects.create(user=alice).key
 
 
-class Served:
-    """An environment server on a free port of this machine, in a thread."""
-
-    def __init__(self, app) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws_per_message_deflate=False,  # as manage.py env_server serves it
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert time.monotonic() < deadline, "the environment server did not start"
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
-
-
 @pytest.fixture
 def serve(pool, project):
     """Start an environment server of alice's project (its tasks and limits as given)."""
-    served: list[Served] = []
+    served: list[ServedInThread] = []
 
     def start(tasks=TASKS, *, max_sessions=8, idle_s=60.0, wait_s=60.0, queue=None) -> str:
         setup = Setup(project=project, tasks=tuple(tasks))
         app = build_app(setup, max_sessions=max_sessions, idle_s=idle_s, wait_s=wait_s, queue=queue)
-        served.append(Served(app))
+        served.append(ServedInThread(app, free_port()))
         return served[-1].url
 
     yield start

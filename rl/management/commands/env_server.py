@@ -17,6 +17,7 @@ from agents.suites import select_templates
 from devices.virtual.apps import all_templates
 from rl.episode import Setup, reap_lost_rollouts
 from rl.server import build_app
+from rl.serving import uvicorn_config
 from rl.sessions import stale_s
 from trajectories.models import Project
 from trajectories.validation import InvalidData
@@ -89,12 +90,4 @@ class Command(BaseCommand):
                 f"{options['max_sessions']} sessions)",
             )
             self.stdout.flush()
-            # No per-message deflate: a screenshot in base64 hardly compresses, and deflating
-            # each observation costs more than the rest of the step's overhead.
-            uvicorn.run(
-                app,
-                host=options["host"],
-                port=options["port"],
-                log_level="warning",
-                ws_per_message_deflate=False,
-            )
+            uvicorn.Server(uvicorn_config(app, options["host"], options["port"])).run()
