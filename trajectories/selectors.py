@@ -79,7 +79,13 @@ def _check_list(name: str, value: Any) -> list[str]:
 def check_trajectory_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The filters that are set, each checked; an unknown name or value is a malformed request
     (:class:`InvalidRequest`: a 400 in the API)."""
-    given = {k: v for k, v in (filters or {}).items() if v not in (None, "", [])}
+    # Unset: null, "", and an empty list where a list is meant; [] for a name or a date is a
+    # value of the wrong type, refused below like any other.
+    given = {
+        k: v
+        for k, v in (filters or {}).items()
+        if v is not None and v != "" and not (v == [] and k in LISTS)
+    }
     unknown = sorted(set(given) - set(TRAJECTORY_FILTERS))
     if unknown:
         known = ", ".join(name for name in TRAJECTORY_FILTERS if name not in PAGE_ONLY)

@@ -10,9 +10,9 @@ from formats.jobs import do_start_export, export_scope
 from tests.trajectories.builders import make_record
 from tests.trajectories.test_api import API, as_user
 from trajectories.models import Trajectory
-from trajectories.selectors import trajectory_list
+from trajectories.selectors import check_trajectory_filters, trajectory_list
 from trajectories.services import do_import_trajectory
-from trajectories.validation import InvalidData
+from trajectories.validation import InvalidData, InvalidRequest
 
 pytestmark = pytest.mark.django_db
 
@@ -73,3 +73,19 @@ def test_a_bad_filter_is_the_same_error_everywhere(client, project, alice):
     assert api.status_code == 400 and api.json()["detail"].startswith("outcome: must be one of")
     with pytest.raises(InvalidData, match="filters: unknown filter 'colour'"):
         do_start_export(project, "waypoint", alice, {"colour": "red"})
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"recorder": []}, "recorder: must be a string, got []"),
+        ({"recorded_to": []}, "filters.recorded_to: list is not a date (YYYY-MM-DD)"),
+        ({"nonsense": []}, "filters: unknown filter 'nonsense'"),
+    ],
+)
+def test_an_empty_list_is_unset_only_where_a_list_is_meant(filters, message):
+    """Schemathesis sent ``"recorder": []``: it was taken for no filter, against the schema."""
+    with pytest.raises(InvalidRequest) as caught:
+        check_trajectory_filters(filters)
+    assert str(caught.value).startswith(message)
+    assert check_trajectory_filters({"apps": [], "recorder": "", "recorded_to": None}) == {}
